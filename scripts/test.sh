@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): installs what the tests need, then runs the suite.
+# On a machine without an NVIDIA GPU it first installs torch==2.13.0, the CPU build, so that nothing
+# later pulls a CUDA build; the Triton kernels are then tested through Triton's interpreter.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+if ! (command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1); then
+    "$PY" -c "import torch" 2>/dev/null || "$PY" -m pip install -q torch==2.13.0
+fi
+"$PY" -m pip install -q -e ".[test]"
+
+# Exit status 5 (no tests collected) is a failure like any other non-zero status.
+exec "$PY" -m pytest -n "${FASTNORM_TEST_WORKERS:-2}" "$@"

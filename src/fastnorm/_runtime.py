@@ -1,0 +1,30 @@
+"""Where the kernels run.
+
+CUDA tensors always take the Triton kernels. CPU tensors take PyTorch's own CPU implementation,
+except when ``TRITON_INTERPRET=1`` is set in the environment before fastnorm is imported: then
+Triton's interpreter runs the real kernels on the CPU (slowly), which is how the test suite checks
+them on machines without a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+#: Read once, at import, because Triton itself reads it when ``@triton.jit`` decorates a kernel.
+INTERPRETER: bool = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "yes", "on")
+
+
+def uses_triton(t: torch.Tensor) -> bool:
+    """True when ``t`` is processed by fastnorm's Triton kernels (else by PyTorch's implementation)."""
+    return t.device.type == "cuda" or (INTERPRETER and t.device.type == "cpu")
+
+
+def describe() -> str:
+    """One line saying where kernels run in this process (for the CLI and reports)."""
+    if torch.cuda.is_available():
+        return f"CUDA ({torch.cuda.get_device_name()}): Triton kernels"
+    if INTERPRETER:
+        return "CPU with TRITON_INTERPRET=1: Triton kernels through the interpreter"
+    return "CPU: PyTorch's own implementation (set TRITON_INTERPRET=1 to run the Triton kernels)"

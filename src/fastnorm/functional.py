@@ -1,0 +1,3 @@
+"""The public functional API (each op is defined in ``fastnorm.ops``)."""
+
+__all__: list[str] = []

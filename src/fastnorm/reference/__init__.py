@@ -1,0 +1,1 @@
+"""The float64 NumPy reference: forward and hand-written backward of every op. Imports NumPy only."""
