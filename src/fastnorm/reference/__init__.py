@@ -12,6 +12,7 @@ from .batch_norm import (
     batch_norm_forward,
     batch_norm_normalize,
 )
+from .gradcheck import gradcheck
 from .layer_norm import layer_norm_backward, layer_norm_forward
 from .rms_norm import rms_norm_backward, rms_norm_forward
 from .stats import (
@@ -39,4 +40,5 @@ __all__ = [
     "input_grad_from_sums",
     "invstd_from_stats",
     "update_running_stats",
+    "gradcheck",
 ]
