@@ -1,0 +1,300 @@
+"""``fastnorm report [--out DIR] [--quick]``: the evidence on this machine, in one directory.
+
+1. Detects the device and says where the kernels run (``fastnorm._runtime.describe()``).
+2. Runs ``fastnorm check`` (every op against the float64 reference, forward and backward) in this process.
+3. On a CUDA GPU, runs the benchmark suites — LayerNorm, RMSNorm, BatchNorm, and SyncBatchNorm when launched
+   under ``torchrun`` with ``WORLD_SIZE`` > 1 — each in its own subprocess (``python -m fastnorm.bench SUITE``),
+   with its own time budget and a hard timeout, so a crash, a lost CUDA context or a hang in one suite costs
+   only that suite. ``--quick`` takes a few minutes; the full run stays under 30 minutes on one H100/H200.
+4. Writes ``DIR/report.md`` (device, versions, date; the correctness table; per op the GB/s and % of copy
+   bandwidth of fastnorm and each peer with the speed-up over the best peer; the plots), the PNG plots, and
+   the raw JSON (``check.json``, ``SUITE.json``).
+
+Without a GPU it says so, runs the check (through the Triton interpreter when ``TRITON_INTERPRET=1``, else
+PyTorch's CPU path) and points to the committed GPU results in ``benchmarks/report/``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from . import check as check_mod
+from .bench import common
+
+#: Where the lead commits a report produced on a GPU (relative to the repository root).
+COMMITTED_REPORT = "benchmarks/report/report.md"
+NORM_SUITES = ("layernorm", "rmsnorm")
+LOCAL_SUITES = ("layernorm", "rmsnorm", "batchnorm")
+#: Each suite's time budget (seconds) in the report; a suite is killed this long past its budget.
+SUITE_BUDGET = {"full": {"layernorm": 330.0, "rmsnorm": 330.0, "batchnorm": 450.0, "syncbn": 300.0},
+                "quick": {"layernorm": 60.0, "rmsnorm": 60.0, "batchnorm": 90.0, "syncbn": 120.0}}
+GRACE_S = 150.0
+#: Columns of the headline table (the N of the peers' published figures).
+HEADLINE_N = (32, 128, 256, 512, 768, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+PEER_LETTER = {"torch": "e", "compile": "c", "liger": "l", "apex": "a", "quack": "q"}
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def committed_report_line() -> str:
+    """A sentence pointing to the committed GPU report (with its device and date when it is here)."""
+    path = repo_root() / COMMITTED_REPORT
+    if not path.is_file():
+        return f"The committed GPU results are in the repository at `{COMMITTED_REPORT}` (with their plots and JSON)."
+    facts = []
+    for line in path.read_text().splitlines()[:20]:
+        if line.startswith(("- Device:", "- Date:")):
+            facts.append(line[2:].strip())
+    return (f"The committed GPU results are in `{COMMITTED_REPORT}`" + (f" ({'; '.join(facts)})" if facts else "")
+            + ".")
+
+
+# ------------------------------------------------------------------------------------------- suites
+
+
+def _suite_command(suite: str, out: Path, quick: bool, budget: float) -> list[str]:
+    cmd = [sys.executable, "-m", "fastnorm.bench", suite, "--out", str(out), "--time-budget", f"{budget:g}"]
+    return cmd + (["--quick"] if quick else [])
+
+
+def run_suite(suite: str, out: Path, quick: bool) -> dict:
+    """Run one suite in a subprocess; returns ``{"suite", "returncode", "elapsed_s", "doc" | "problem"}``."""
+    budget = SUITE_BUDGET["quick" if quick else "full"][suite]
+    cmd = _suite_command(suite, out, quick, budget)
+    result: dict = {"suite": suite, "command": " ".join(cmd[1:]), "budget_s": budget}
+    json_path = out / f"{suite}.json"
+    if json_path.exists():
+        json_path.unlink()  # never report a previous run's figures
+    print(f"\n=== {suite}: python {result['command']} (budget {budget:g} s)", flush=True)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    try:
+        proc.wait(timeout=budget + GRACE_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        result["problem"] = f"killed after {budget + GRACE_S:g} s (budget {budget:g} s + {GRACE_S:g} s grace)"
+    result["returncode"] = proc.returncode
+    result["elapsed_s"] = round(time.monotonic() - t0, 1)
+    if json_path.exists():
+        result["doc"] = common.read_json(json_path)
+    else:
+        result.setdefault("problem", f"exited with status {proc.returncode} without writing {json_path.name}")
+    return result
+
+
+# -------------------------------------------------------------------------------------------- markdown
+
+
+def _pct(rec: dict | None) -> float | None:
+    return rec.get("pct_copy") if rec and rec["status"] == "ok" else None
+
+
+def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16") -> str | None:
+    """% of copy bandwidth, fastnorm / best peer (with its letter), over the (49152, N) sweep."""
+    rows, ns_present = [], set()
+    for suite in NORM_SUITES:
+        doc = docs.get(suite)
+        if not doc:
+            continue
+        for direction in doc["settings"]["directions"]:
+            by_n: dict[int, dict[str, dict]] = {}
+            for r in doc["records"]:
+                if r["dtype"] == dtype and r["direction"] == direction and r["group"] == "sweep":
+                    by_n.setdefault(r["n"], {})[r["impl"]] = r
+            cells = {}
+            for n in HEADLINE_N:
+                recs = by_n.get(n)
+                if not recs:
+                    continue
+                ns_present.add(n)
+                mine = _pct(recs.get(common.FASTNORM))
+                peers = [(_pct(r), i) for i, r in recs.items() if i != common.FASTNORM and _pct(r) is not None]
+                best = max(peers) if peers else None
+                text = f"{mine:.0f}" if mine is not None else "–"
+                text += f" / {best[0]:.0f} {PEER_LETTER.get(best[1], best[1])}" if best else ""
+                cells[n] = text
+            name = ("LN " if suite == "layernorm" else "RMS ") + direction
+            rows.append((name, cells))
+    if not rows:
+        return None
+    ns = [n for n in HEADLINE_N if n in ns_present]
+    body = [[name, *[cells.get(n, "") for n in ns]] for name, cells in rows]
+    return common.markdown_table(["op", *map(str, ns)], body)
+
+
+def headline_bn(doc: dict | None, dtype: str = "bfloat16") -> str | None:
+    """% of copy bandwidth per shape and mode, fastnorm / best peer, both layouts."""
+    if not doc:
+        return None
+    modes = doc["settings"]["modes"]
+    from .bench.batchnorm import MODE_TITLES
+
+    body = []
+    for layout in doc["settings"]["layouts"]:
+        by_label: dict[str, dict[str, dict[str, dict]]] = {}
+        for r in doc["records"]:
+            if r["dtype"] == dtype and r["layout"] == layout:
+                by_label.setdefault(r["label"], {}).setdefault(r["mode"], {})[r["impl"]] = r
+        for label, per_mode in by_label.items():
+            cells = []
+            for m in modes:
+                recs = per_mode.get(m, {})
+                mine = _pct(recs.get(common.FASTNORM))
+                peers = [(_pct(r), i) for i, r in recs.items() if i != common.FASTNORM and _pct(r) is not None]
+                best = max(peers) if peers else None
+                text = f"{mine:.0f}" if mine is not None else "–"
+                cells.append(text + (f" / {best[0]:.0f} {PEER_LETTER.get(best[1], best[1])}" if best else ""))
+            body.append([label, layout, *cells])
+    if not body:
+        return None
+    return common.markdown_table(["shape", "layout", *[MODE_TITLES[m] for m in modes]], body)
+
+
+def _suite_markdown(suite: str, doc: dict) -> str:
+    if suite in NORM_SUITES:
+        from .bench import norms
+
+        return norms.markdown(doc, heading_level=3)
+    if suite == "batchnorm":
+        from .bench import batchnorm
+
+        return batchnorm.markdown(doc, heading_level=3)
+    from .bench import syncbn
+
+    return syncbn.markdown(doc, heading_level=3)
+
+
+def build_markdown(env: dict, where: str, quick: bool, rows: list | None, results: list[dict], gpu: bool,
+                   command: str, elapsed_s: float) -> str:
+    lines = ["# fastnorm report", ""]
+    lines += [f"- Date: {env['date']}",
+              f"- Device: {env['device_name']}" + (f" ({env.get('sm_count')} SMs, {env.get('memory_gib')} GiB, "
+                                                   f"CUDA {env.get('cuda')})" if gpu else " (no CUDA GPU)"),
+              f"- Kernels: {where}",
+              f"- Versions: fastnorm {env['fastnorm']}"
+              + (f" (git {env['git_commit']})" if env.get("git_commit") else "")
+              + f", torch {env['torch']}, triton {env['triton']}, numpy {env['numpy']}, Python {env['python']}",
+              "- Peers: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in env["peers"].items()),
+              f"- Command: `{command}` ({'quick' if quick else 'full'}; {elapsed_s / 60:.1f} min)", ""]
+
+    if gpu:
+        docs = {r["suite"]: r["doc"] for r in results if "doc" in r}
+        copies = sorted({round(d["copy"]["gbps"]) for d in docs.values() if "copy" in d})
+        if copies:
+            lines += [f"Copy bandwidth (`dst.copy_(src)`, 1 GiB, read + written), measured in each suite's process: "
+                      f"{', '.join(f'{c} GB/s' for c in copies)}.", ""]
+        head = headline_norms(docs)
+        bn_head = headline_bn(docs.get("batchnorm"))
+        if head or bn_head:
+            lines += ["## Headline (bfloat16, % of copy bandwidth: fastnorm / best peer; e = torch eager, "
+                      "c = torch.compile, l = Liger, a = Apex, q = QuACK)", ""]
+            if head:
+                lines += ["LayerNorm / RMSNorm, x of shape (49152, N):", "", head, ""]
+            if bn_head:
+                lines += ["BatchNorm2d, bfloat16 input, float32 parameters:", "", bn_head, ""]
+
+    lines += ["## Correctness: `fastnorm check`", ""]
+    if rows is None:
+        lines += ["Not run (--skip-check).", ""]
+    else:
+        lines += [f"Every op against the float64 NumPy reference (`fastnorm.reference`), forward and backward; "
+                  f"error = max|actual − expected| / max|expected| per tensor; tolerances from "
+                  f"`fastnorm.reference.tolerances` (outputs and input gradients · parameter gradients). "
+                  f"Result: **{check_mod.summary(rows)}**.", "", check_mod.table(rows), ""]
+
+    lines += ["## Speed", ""]
+    if not gpu:
+        lines += ["Not measured: this machine has no CUDA GPU, and the benchmarks measure GPU memory bandwidth. "
+                  + committed_report_line(), ""]
+        return "\n".join(lines)
+    lines += ["Each figure is the median of `triton.testing.do_bench` (L2 flushed before every call) on random "
+              "data; GB/s counts the fewest bytes the op must move (`fastnorm.bench.common`), the same count for "
+              "every implementation; % is of the copy bandwidth measured in the same process. All implementations "
+              "run in one process on the same inputs.", ""]
+    for r in results:
+        if "problem" in r:
+            lines += [f"- **{r['suite']}**: {r['problem']}" + (" — partial results below." if "doc" in r else "."), ""]
+        if "doc" in r:
+            lines += [_suite_markdown(r["suite"], r["doc"]), f"Raw data: [{r['suite']}.json]({r['suite']}.json); "
+                      f"run time {r['elapsed_s']:.0f} s.", ""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ main
+
+
+def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: bool = False) -> int:
+    """``fastnorm report``. Exit status 1 when the check fails or a suite produced no results."""
+    t0 = time.monotonic()
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    gpu = torch.cuda.is_available()
+    device = torch.device("cuda" if gpu else "cpu")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    wanted = list(suites) if suites else [*LOCAL_SUITES, *(["syncbn"] if world > 1 else [])]
+    unknown = [s for s in wanted if s not in (*LOCAL_SUITES, "syncbn")]
+    if unknown:
+        print(f"fastnorm report: unknown suite(s) {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    command = "fastnorm report --out " + str(out) + (" --quick" if quick else "")
+
+    results: list[dict] = []
+    if gpu and "syncbn" in wanted:
+        if world > 1:
+            # Every rank runs the distributed suite first, together; then rank 0 alone goes on.
+            results.append(run_suite("syncbn", out_dir, quick))
+            if rank != 0:
+                return 0 if "doc" in results[-1] or results[-1].get("returncode") == 0 else 1
+        else:
+            results.append({"suite": "syncbn", "problem": "not run: it needs torchrun with WORLD_SIZE > 1"})
+    elif world > 1 and rank != 0:
+        return 0
+
+    where = check_mod.where()
+    print(f"fastnorm report → {out_dir / 'report.md'}\n  device: "
+          f"{torch.cuda.get_device_name() if gpu else 'no CUDA GPU (CPU only)'}\n  kernels: {where}", flush=True)
+    env = common.environment(device)
+
+    rows = None
+    if not skip_check:
+        print(f"\n=== correctness check ({'quick' if quick else 'full'} battery)", flush=True)
+        rows = check_mod.run_check(quick, device)
+        common.write_json({"where": where, "device": str(device), "quick": quick,
+                           "rows": [r.to_dict() for r in rows]}, out_dir / "check.json")
+        print(check_mod.summary(rows), flush=True)
+
+    if gpu:
+        for suite in wanted:
+            if suite != "syncbn":
+                results.append(run_suite(suite, out_dir, quick))
+        order = {s: i for i, s in enumerate((*LOCAL_SUITES, "syncbn"))}
+        results.sort(key=lambda r: order[r["suite"]])
+
+    text = build_markdown(env, where, quick, rows, results, gpu, command, time.monotonic() - t0)
+    (out_dir / "report.md").write_text(text + "\n")
+
+    print("\n=== summary")
+    print(f"  report: {out_dir / 'report.md'}")
+    if rows is not None:
+        print(f"  ran: correctness check ({len(rows)} rows) — {where}: {check_mod.summary(rows)}")
+    if gpu:
+        for r in results:
+            state = r.get("problem") or f"done in {r['elapsed_s']:.0f} s"
+            print(f"  ran: {r['suite']} benchmark — {state}")
+    else:
+        print("  not run: benchmarks (no CUDA GPU; they measure GPU memory bandwidth)")
+        print(f"  {committed_report_line()}")
+    failed = rows is not None and not all(r.passed for r in rows)
+    missing = [r for r in results if "doc" not in r and r["suite"] in wanted and r["suite"] != "syncbn"]
+    return 1 if failed or missing else 0
