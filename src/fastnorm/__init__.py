@@ -5,3 +5,7 @@ Public surface: the functional ops (``layer_norm``, ``rms_norm``, ``batch_norm``
 """
 
 __version__ = "0.1.0"
+
+from .functional import layer_norm, rms_norm  # noqa: E402
+
+__all__ = ["layer_norm", "rms_norm"]

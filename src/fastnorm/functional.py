@@ -1,3 +1,5 @@
 """The public functional API (each op is defined in ``fastnorm.ops``)."""
 
-__all__: list[str] = []
+from .ops.layer_norm import layer_norm, rms_norm
+
+__all__: list[str] = ["layer_norm", "rms_norm"]

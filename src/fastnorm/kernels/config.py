@@ -7,6 +7,7 @@ numbers are in ``benchmarks/NOTES.md``.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import torch
 
@@ -24,6 +25,92 @@ def device_index(t: torch.Tensor) -> int | None:
 
 
 # ----------------------------------------------------------------------------- LayerNorm / RMSNorm
+# Rows of N elements. Three strategies by N (OneFlow's split, in Triton terms):
+#   small N:  a tile of BLOCK_M rows per program, whole rows in registers;
+#   medium N: one row (or a few) per program, whole row in registers, more warps as N grows;
+#   large N:  rows walked in chunks of BLOCK_N (Chan-merged statistics, a second pass re-reads from L2).
+# The backward runs a persistent grid of `programs` (a multiple of the SM count) walking row blocks.
+
+
+class NormConfig(NamedTuple):
+    block_m: int  # rows per tile
+    block_n: int  # columns per tile: next_pow2(N), or the chunk length when chunked
+    chunked: bool  # rows walked in chunks (N too large for registers)
+    num_warps: int
+    num_stages: int = 1
+    programs: int = 0  # backward: persistent grid size (0 for the forward, whose grid is one tile each)
+
+
+class NormPartialSumConfig(NamedTuple):
+    block_g: int
+    block_c: int
+    num_warps: int
+
+
+#: Largest row (elements) kept whole in registers, per element size of the accumulator (fp32 / fp64).
+NORM_FWD_FUSED_MAX = {4: 32768, 8: 16384}
+NORM_BWD_FUSED_MAX = {4: 8192, 8: 4096}
+#: Chunk length for rows past the fused limit.
+NORM_FWD_CHUNK = {4: 16384, 8: 8192}
+NORM_BWD_CHUNK = {4: 4096, 8: 2048}
+#: Elements per tile (small N packs several rows into one tile) and elements per thread.
+NORM_FWD_TILE = 4096
+NORM_FWD_ELEMS_PER_THREAD = 16
+NORM_BWD_TILE = 2048
+NORM_BWD_ELEMS_PER_THREAD = 8
+#: Backward persistent programs per SM: fused rows / chunked rows.
+NORM_BWD_PROGRAMS_PER_SM = (4, 1)
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def _pow2_warps(elements: int, per_thread: int) -> int:
+    return max(1, min(32, _next_pow2(max(1, elements // (32 * per_thread)))))
+
+
+@functools.cache
+def norm_fwd_config(n: int, elem_size: int) -> NormConfig:
+    """Forward tile for rows of ``n`` elements of ``elem_size`` bytes."""
+    acc = 8 if elem_size == 8 else 4
+    bn = _next_pow2(n)
+    if bn <= NORM_FWD_FUSED_MAX[acc]:
+        block_m = max(1, NORM_FWD_TILE // bn)
+        return NormConfig(block_m, bn, False, _pow2_warps(block_m * bn, NORM_FWD_ELEMS_PER_THREAD))
+    chunk = NORM_FWD_CHUNK[acc]
+    return NormConfig(1, chunk, True, _pow2_warps(chunk, NORM_FWD_ELEMS_PER_THREAD))
+
+
+@functools.cache
+def norm_bwd_config(n: int, elem_size: int, device: int | None) -> NormConfig:
+    """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy)."""
+    acc = 8 if elem_size == 8 else 4
+    bn = _next_pow2(n)
+    sms = multiprocessor_count(device)
+    if bn <= NORM_BWD_FUSED_MAX[acc]:
+        block_m = max(1, NORM_BWD_TILE // bn)
+        warps = _pow2_warps(block_m * bn, NORM_BWD_ELEMS_PER_THREAD)
+        return NormConfig(block_m, bn, False, warps, programs=sms * NORM_BWD_PROGRAMS_PER_SM[0])
+    chunk = NORM_BWD_CHUNK[acc]
+    return NormConfig(1, chunk, True, _pow2_warps(chunk, NORM_BWD_ELEMS_PER_THREAD),
+                      programs=sms * NORM_BWD_PROGRAMS_PER_SM[1])
+
+
+@functools.cache
+def norm_partial_sum_config(n: int, g: int) -> NormPartialSumConfig:
+    """Tile for summing the ``[g, n]`` backward partials over ``g``."""
+    block_c = min(256, _next_pow2(n))
+    block_g = min(32, _next_pow2(g))
+    return NormPartialSumConfig(block_g, block_c, 4)
+
+
+def norm_strategy_boundaries(elem_size: int) -> list[int]:
+    """The first N of each new strategy or tile shape (tests run just past every boundary)."""
+    acc = 8 if elem_size == 8 else 4
+    edges = {NORM_FWD_FUSED_MAX[acc] + 1, NORM_BWD_FUSED_MAX[acc] + 1,
+             NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1}
+    return sorted(edges)
 
 
 # ----------------------------------------------------------------------------- BatchNorm

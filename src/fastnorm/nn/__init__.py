@@ -1,3 +1,5 @@
 """Drop-in ``torch.nn`` modules backed by fastnorm's ops."""
 
-__all__: list[str] = []
+from .layer_norm import LayerNorm, RMSNorm
+
+__all__: list[str] = ["LayerNorm", "RMSNorm"]

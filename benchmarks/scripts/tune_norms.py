@@ -1,0 +1,453 @@
+"""Check and tune fastnorm's LayerNorm/RMSNorm kernels.
+
+On the GPU machine (one call does everything, prints a compact table last)::
+
+    PYTHONPATH=src python3 benchmarks/scripts/tune_norms.py [--sweep] [--tests] [--ns 128,1024]
+
+1. checks fastnorm against torch (fp32 and bf16, forward and gradients, residual, non-contiguous);
+2. measures the host cost of one eager call (small shape) for fastnorm, the custom op and torch;
+3. times forward and backward of fastnorm and torch eager for bf16 x of shape (M, N) and reports
+   GB/s on the fewest bytes and % of the copy bandwidth measured in the same process;
+4. with ``--sweep``, times alternative launch configs per N (kernel-only) to choose the heuristics;
+5. with ``--tests``, runs tests/test_layer_norm*.py on CUDA.
+
+Kernels are compiled up front in parallel worker processes (they fill Triton's on-disk cache).
+
+Offline, without a GPU: ``--ptxas`` compiles every config for sm_90 and prints registers and spills.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from fastnorm.kernels import config as C
+from fastnorm.kernels import layer_norm as K
+
+NS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+M_MAX = 49152
+ELEMS_CAP = 1 << 29  # rows reduced for large N so one tensor stays <= 1 GiB in bf16
+
+
+def rows_for(n: int) -> int:
+    return min(M_MAX, max(1024, ELEMS_CAP // n))
+
+
+# ----------------------------------------------------------------------------- variants
+
+
+def fwd_variants(n: int, esize: int = 2) -> list[C.NormConfig]:
+    """Forward configs to try at N (the default first)."""
+    base = C.norm_fwd_config(n, esize)
+    out = [base]
+    bn = triton_next_pow2(n)
+    if bn <= 32768:
+        for tile in (2048, 4096, 8192, 16384):
+            for ept in (8, 16, 32):
+                bm = max(1, tile // bn)
+                w = max(1, min(32, triton_next_pow2(max(1, bm * bn // (32 * ept)))))
+                out.append(C.NormConfig(bm, bn, False, w))
+    if n >= 16384:
+        for chunk in (4096, 8192, 16384):
+            for w in (8, 16, 32):
+                if chunk // (32 * w) >= 4:
+                    out.append(C.NormConfig(1, chunk, True, w))
+    return list(dict.fromkeys(out))
+
+
+def bwd_variants(n: int, sms: int, esize: int = 2) -> list[C.NormConfig]:
+    base = C.norm_bwd_config(n, esize, torch.cuda.current_device() if torch.cuda.is_available() else None)
+    out = [base]
+    bn = triton_next_pow2(n)
+    if bn <= 16384:
+        for tile in (1024, 2048, 4096, 8192):
+            if tile < bn:
+                continue
+            for ept in (4, 8, 16):
+                bm = max(1, tile // bn)
+                w = max(1, min(32, triton_next_pow2(max(1, bm * bn // (32 * ept)))))
+                for per_sm in (1, 2, 4, 8):
+                    out.append(C.NormConfig(bm, bn, False, w, programs=sms * per_sm))
+    if n >= 8192:
+        for chunk in (2048, 4096, 8192):
+            for bm in (1, 2, 4):
+                for w in (8, 16, 32):
+                    if chunk * bm // (32 * w) >= 4 and chunk * bm <= 16384:
+                        for per_sm in (1, 2):
+                            out.append(C.NormConfig(bm, chunk, True, w, programs=sms * per_sm))
+    return list(dict.fromkeys(out))
+
+
+def triton_next_pow2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def make_inputs(m, n, dtype=torch.bfloat16, device="cuda", is_rms=False, wdtype=None):
+    g = torch.Generator(device=device).manual_seed(m * 31 + n)
+    x = torch.randn(m, n, dtype=dtype, device=device, generator=g)
+    w = (1 + 0.1 * torch.randn(n, device=device, generator=g)).to(wdtype or dtype)
+    b = None if is_rms else (0.1 * torch.randn(n, device=device, generator=g)).to(wdtype or dtype)
+    dy = torch.randn(m, n, dtype=dtype, device=device, generator=g)
+    return x, w, b, dy
+
+
+def run_fwd(x, w, b, is_rms, cfg=None, store_stats=True):
+    return K.norm_fwd(x, w, b, None, 1e-5, 0.0, is_rms, None, store_stats, config=cfg)
+
+
+def run_bwd(dy, x, w, has_b, mean, rstd, is_rms, cfg=None):
+    return K.norm_bwd(dy, x, w, has_b, mean, rstd, None, x.dtype, None, 0.0, is_rms,
+                      bias_dtype=w.dtype if has_b else None, config=cfg)
+
+
+def _compile_items(items):
+    """Worker: run each (is_rms, n, m, kind, cfg) once on small tensors to fill the Triton cache."""
+    torch.cuda.init()
+    done = 0
+    for is_rms, n, m, kind, cfg in items:
+        mm = 32 if m % 16 == 0 else m  # same specialization (M % 16) with few rows
+        x, w, b, dy = make_inputs(mm, n, is_rms=is_rms)
+        y, _, mean, rstd = run_fwd(x, w, b, is_rms, cfg if kind == "fwd" else None)
+        if kind == "bwd":
+            run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
+        done += 1
+    torch.cuda.synchronize()
+    return done
+
+
+def precompile(items, workers=12):
+    import multiprocessing as mp
+
+    t0 = time.perf_counter()
+    chunks = [items[i::workers] for i in range(workers)]
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        n = sum(pool.map(_compile_items, [c for c in chunks if c]))
+    print(f"precompiled {n} launches in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def bench(fn, rep=30):
+    import triton.testing
+
+    return triton.testing.do_bench(fn, warmup=5, rep=rep, return_mode="median")
+
+
+def copy_bandwidth():
+    src = torch.empty(1 << 29, dtype=torch.float32, device="cuda").uniform_()  # 2 GiB
+    dst = torch.empty_like(src)
+    ms = bench(lambda: dst.copy_(src), rep=100)
+    return 2 * (1 << 29) * 4 / ms / 1e6  # GB/s
+
+
+def fwd_bytes(m, n, e, is_rms):
+    return 2 * m * n * e + (1 if is_rms else 2) * n * e + (4 if is_rms else 8) * m
+
+
+def bwd_bytes(m, n, e, is_rms):
+    return 3 * m * n * e + (1 if is_rms else 2) * 2 * n * e + (4 if is_rms else 8) * m
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+def check_correctness():
+    import fastnorm
+
+    print("== correctness vs torch (max |err| / max |ref|)", flush=True)
+    worst = 0.0
+    cases = [(7, 1), (33, 127), (64, 1000), (16, 4096), (3, 20000), (2, 70000)]
+    for dtype, tol in ((torch.float32, 1e-5), (torch.bfloat16, 1.6e-2)):
+        for m, n in cases:
+            for is_rms in (False, True):
+                x, w, b, dy = make_inputs(m, n, dtype=dtype, is_rms=is_rms)
+                x.requires_grad_()
+                w.requires_grad_()
+                params = [x, w] + ([] if is_rms else [b.requires_grad_()])
+                if is_rms:
+                    y = fastnorm.rms_norm(x, n, w, 1e-5)
+                    xr, wr = x.double(), w.double()
+                    yr = torch.nn.functional.rms_norm(xr, (n,), wr, 1e-5)
+                else:
+                    y = fastnorm.layer_norm(x, n, w, b)
+                    yr = torch.nn.functional.layer_norm(x.double(), (n,), w.double(), b.double())
+                g = torch.autograd.grad(y, params, dy)
+                gr = torch.autograd.grad(yr, params, dy.double())
+                errs = [((a.double() - r).abs().max() / r.abs().max().clamp_min(1e-30)).item()
+                        for a, r in zip((y,) + g, (yr,) + gr, strict=True)]
+                ok = max(errs) <= 4 * tol
+                worst = max(worst, max(errs) / tol)
+                print(f"  {'RMS' if is_rms else 'LN '} {str(dtype)[6:]:8s} ({m},{n}): y/dx/dw/db "
+                      + " ".join(f"{e:.1e}" for e in errs) + ("" if ok else "   <-- FAIL"), flush=True)
+    # non-contiguous rows (a column slice) and residual with fp32 residual stream
+    base = torch.randn(64, 3000, device="cuda")
+    x = base[:, 100:1100]
+    y1 = fastnorm.layer_norm(x, 1000)
+    y2 = fastnorm.layer_norm(x.contiguous(), 1000)
+    print(f"  strided rows equal contiguous: {torch.equal(y1, y2)}")
+    xb = torch.randn(64, 1000, device="cuda", dtype=torch.bfloat16)
+    r = torch.randn(64, 1000, device="cuda")
+    y, s = fastnorm.rms_norm(xb, 1000, residual=r, residual_dtype=torch.float32)
+    ref_s = xb.float() + r
+    print(f"  residual fp32: sum exact {torch.equal(s, ref_s)}, y err "
+          f"{(y.float() - torch.nn.functional.rms_norm(ref_s, (1000,))).abs().max().item():.2e}")
+    print(f"  worst error / tolerance: {worst:.2f}")
+
+
+def host_overhead():
+    import fastnorm
+
+    print("== host cost per eager call (us), (32, 32) fp32, 2000 calls", flush=True)
+    x = torch.randn(32, 32, device="cuda")
+    w = torch.ones(32, device="cuda")
+    b = torch.zeros(32, device="cuda")
+    xg = x.clone().requires_grad_()
+    fns = {
+        "fastnorm.layer_norm (no grad)": lambda: fastnorm.layer_norm(x, 32, w, b),
+        "fastnorm.layer_norm (x requires grad)": lambda: fastnorm.layer_norm(xg, 32, w, b),
+        "torch.ops.fastnorm.norm_fwd": lambda: torch.ops.fastnorm.norm_fwd(x, w, b, None, 1, 1e-5, 0.0, False, None),
+        "torch.ops.fastnorm.norm_fwd (x grad)": lambda: torch.ops.fastnorm.norm_fwd(xg, w, b, None, 1, 1e-5, 0.0,
+                                                                                      False, None),
+        "K.norm_fwd (launcher only)": lambda: K.norm_fwd(x, w, b, None, 1e-5, 0.0, False, None, False),
+        "torch F.layer_norm": lambda: torch.nn.functional.layer_norm(x, (32,), w, b),
+        "torch F.layer_norm (x grad)": lambda: torch.nn.functional.layer_norm(xg, (32,), w, b),
+    }
+    for name, fn in fns.items():
+        for _ in range(50):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        print(f"  {name:40s} {(t1 - t0) / 2000 * 1e6:6.1f}")
+
+
+def table_row(is_rms, n, copy_gbs):
+    import fastnorm
+
+    m = rows_for(n)
+    x, w, b, dy = make_inputs(m, n, is_rms=is_rms)
+    xg = x.clone().requires_grad_()
+    wg = w.clone().requires_grad_()
+    bg = None if is_rms else b.clone().requires_grad_()
+    params = [xg, wg] + ([] if is_rms else [bg])
+    if is_rms:
+        impls = (("fastnorm", lambda: fastnorm.rms_norm(xg, n, wg, 1e-5)),
+                 ("torch", lambda: torch.nn.functional.rms_norm(xg, (n,), wg, 1e-5)))
+    else:
+        impls = (("fastnorm", lambda: fastnorm.layer_norm(xg, n, wg, bg)),
+                 ("torch", lambda: torch.nn.functional.layer_norm(xg, (n,), wg, bg)))
+    res = {}
+    for name, fn in impls:
+        t_f = bench(fn)
+        y = fn()
+        t_b = bench(lambda y=y: torch.autograd.grad(y, params, dy, retain_graph=True))
+        res[name] = (t_f, t_b)
+    fb, bb = fwd_bytes(m, n, 2, is_rms), bwd_bytes(m, n, 2, is_rms)
+    row = ("RMS" if is_rms else "LN", n, m,
+           fb / res["fastnorm"][0] / 1e6 / copy_gbs * 100, fb / res["torch"][0] / 1e6 / copy_gbs * 100,
+           bb / res["fastnorm"][1] / 1e6 / copy_gbs * 100, bb / res["torch"][1] / 1e6 / copy_gbs * 100,
+           res["fastnorm"][0] * 1e3, res["fastnorm"][1] * 1e3)
+    print(f"  {row[0]:3s} N={n:6d} M={m:6d} fwd {row[3]:5.1f}% (torch {row[4]:5.1f}%)  "
+          f"bwd {row[5]:5.1f}% (torch {row[6]:5.1f}%)", flush=True)
+    return row
+
+
+def table(ns, copy_gbs):
+    rows = []
+    for is_rms in (False, True):
+        for n in ns:
+            rows.append(table_row(is_rms, n, copy_gbs))
+            torch.cuda.empty_cache()
+    return rows
+
+
+def sweep_one(is_rms, n, copy_gbs, sms, top):
+    m = rows_for(n)
+    x, w, b, dy = make_inputs(m, n, is_rms=is_rms)
+    _, _, mean, rstd = run_fwd(x, w, b, is_rms)
+    out = {}
+    for kind, variants in (("fwd", fwd_variants(n)), ("bwd", bwd_variants(n, sms))):
+        results = []
+        for cfg in variants:
+            if kind == "fwd":
+                t = bench(lambda cfg=cfg: run_fwd(x, w, b, is_rms, cfg), rep=15)
+                pct = fwd_bytes(m, n, 2, is_rms) / t / 1e6 / copy_gbs * 100
+            else:
+                t = bench(lambda cfg=cfg: run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg), rep=15)
+                pct = bwd_bytes(m, n, 2, is_rms) / t / 1e6 / copy_gbs * 100
+            results.append((pct, cfg))
+        default_pct = results[0][0]
+        results.sort(key=lambda r: -r[0])
+        out[("RMS" if is_rms else "LN", n, kind)] = (default_pct, results[:top])
+        print(f"  sweep {'RMS' if is_rms else 'LN'} {kind} N={n}: default {default_pct:.1f}%; best "
+              + "; ".join(f"{p:.1f}% {fmt_cfg(c)}" for p, c in results[:top]), flush=True)
+    return out
+
+
+def sweep(ns, copy_gbs, sms, top=3):
+    """Kernel-only timings of alternative configs; prints the best few per (op, N, direction)."""
+    best = {}
+    for is_rms in (False, True):
+        for n in ns:
+            best.update(sweep_one(is_rms, n, copy_gbs, sms, top))
+            torch.cuda.empty_cache()
+    return best
+
+
+def fmt_cfg(c: C.NormConfig) -> str:
+    s = f"bm{c.block_m} bn{c.block_n} w{c.num_warps}"
+    if c.chunked:
+        s += " chunked"
+    if c.programs:
+        s += f" G{c.programs}"
+    if c.num_stages != 1:
+        s += f" st{c.num_stages}"
+    return s
+
+
+# ----------------------------------------------------------------------------- offline: registers / spills
+
+
+def ptxas_report(ns):
+    """Compile each config for sm_90 without a GPU; print registers and spill bytes (ptxas -v)."""
+    import triton.backends.nvidia as nv
+
+    ptxas = os.path.join(os.path.dirname(nv.__file__), "bin", "ptxas")
+    names = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.float64: "fp64"}
+    recorded = []
+
+    class Recorder:
+        def __init__(self, k):
+            self.k = k
+
+        def __getitem__(self, grid):
+            return lambda *a, **kw: recorded.append((self.k, a, kw))
+
+    real = K._kernel
+    K._kernel = lambda k, traceable: Recorder(k)
+    try:
+        for is_rms in (False, True):
+            for n in ns:
+                m = 64
+                x, w, b, dy = make_inputs(m, n, device="cpu", is_rms=is_rms)
+                sms = 132
+                for cfg in fwd_variants(n)[:1] + [c for c in fwd_variants(n)[1:] if c.block_n * c.block_m >= 8192]:
+                    recorded.clear()
+                    run_fwd(x, w, b, is_rms, cfg)
+                    report(recorded[0], f"{'RMS' if is_rms else 'LN'} fwd N={n} {fmt_cfg(cfg)}", ptxas, names)
+                mean = torch.zeros(m)
+                rstd = torch.ones(m)
+                for cfg in bwd_variants(n, sms)[:1] + [c for c in bwd_variants(n, sms)[1:]
+                                                       if c.programs == sms and c.block_n * c.block_m >= 4096]:
+                    recorded.clear()
+                    run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
+                    report(recorded[0], f"{'RMS' if is_rms else 'LN'} bwd N={n} {fmt_cfg(cfg)}", ptxas, names)
+    finally:
+        K._kernel = real
+
+
+def report(rec, label, ptxas, names):
+    import re
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    k, args, kw = rec
+    sig, consts, attrs = {}, {}, {}
+    for p, a in zip(k.params, list(args) + [None] * (len(k.params) - len(args)), strict=True):
+        if p.is_constexpr:
+            consts[p.name] = kw[p.name]
+            sig[p.name] = "constexpr"
+        elif isinstance(a, torch.Tensor):
+            sig[p.name] = "*" + names[a.dtype]
+            attrs[(p.num,)] = [["tt.divisibility", 16]]
+        elif isinstance(a, int):
+            if a == 1:
+                sig[p.name] = "constexpr"
+                consts[p.name] = 1
+            else:
+                sig[p.name] = "i32" if abs(a) < 2**31 else "i64"
+                if a % 16 == 0:
+                    attrs[(p.num,)] = [["tt.divisibility", 16]]
+        else:
+            sig[p.name] = p.annotation_type or "fp32"
+    src = triton.compiler.ASTSource(fn=k, signature=sig, constexprs=consts, attrs=attrs)
+    opts = {"num_warps": kw.get("num_warps", 4), "num_stages": kw.get("num_stages", 3)}
+    c = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(c.asm["ptx"])
+    out = subprocess.run([ptxas, "-arch=sm_90a", "-v", f.name, "-o", os.devnull], capture_output=True, text=True)
+    os.unlink(f.name)
+    text = out.stderr + out.stdout
+    regs = re.search(r"Used (\d+) registers", text)
+    spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
+    vec = "v4" if "ld.global.v4" in c.asm["ptx"] else ("v2" if "ld.global.v2" in c.asm["ptx"] else "scalar")
+    print(f"{label:55s} regs {regs.group(1) if regs else '?':>4s}  spills {spill.group(1) if spill else '?'}/"
+          f"{spill.group(2) if spill else '?'}  loads {vec}", flush=True)
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ns", default=",".join(map(str, NS)))
+    ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--sweep-ns", default="")
+    ap.add_argument("--tests", action="store_true")
+    ap.add_argument("--ptxas", action="store_true")
+    args = ap.parse_args()
+    ns = [int(s) for s in args.ns.split(",") if s]
+    if args.ptxas:
+        ptxas_report(ns)
+        return
+    t_start = time.perf_counter()
+    dev = torch.cuda.current_device()
+    sms = C.multiprocessor_count(dev)
+    print(f"device {torch.cuda.get_device_name()} ({sms} SMs), torch {torch.__version__}", flush=True)
+    sweep_ns = [int(s) for s in args.sweep_ns.split(",") if s] if args.sweep_ns else ns
+    items = []
+    for is_rms in (False, True):
+        for n in ns:
+            m = rows_for(n)
+            items.append((is_rms, n, m, "bwd", None))
+        if args.sweep:
+            for n in sweep_ns:
+                m = rows_for(n)
+                items += [(is_rms, n, m, "fwd", c) for c in fwd_variants(n)[1:]]
+                items += [(is_rms, n, m, "bwd", c) for c in bwd_variants(n, sms)[1:]]
+    precompile(items)
+    check_correctness()
+    host_overhead()
+    copy_gbs = copy_bandwidth()
+    print(f"== copy bandwidth {copy_gbs:.0f} GB/s (read + write)", flush=True)
+    best = sweep(sweep_ns, copy_gbs, sms) if args.sweep else {}
+    print("== fastnorm vs torch eager, bf16, % of copy bandwidth (fwd incl. stats; bwd = autograd.grad)")
+    rows = table(ns, copy_gbs)
+    if args.tests:
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "8", "-p", "no:cacheprovider",
+                        *sorted(str(p) for p in Path("tests").glob("test_layer_norm*.py"))])
+    print(f"\n== summary (copy {copy_gbs:.0f} GB/s, {time.perf_counter() - t_start:.0f} s)")
+    print("op  N      M      fwd%  torch  bwd%  torch  fwd_us  bwd_us")
+    for r in rows:
+        print(f"{r[0]:3s} {r[1]:<6d} {r[2]:<6d} {r[3]:5.1f} {r[4]:5.1f}  {r[5]:5.1f} {r[6]:5.1f}  "
+              f"{r[7]:6.1f}  {r[8]:6.1f}")
+    for key, (dp, res) in best.items():
+        print(f"best {key[0]} {key[2]} N={key[1]}: default {dp:.1f}% | " +
+              " | ".join(f"{p:.1f}% {fmt_cfg(c)}" for p, c in res))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,449 @@
+"""Triton kernels for LayerNorm and RMSNorm, forward and backward, and their launchers.
+
+One kernel family serves both norms (``IS_RMS``) and every option (weight, bias, fused residual add,
+weight offset) through constexpr flags. The input is viewed as ``M`` rows of ``N`` elements with unit
+column stride and an arbitrary row stride; offsets are 64-bit.
+
+Forward, per row (accumulating in float32, float64 for float64 input)::
+
+    s    = round_res(x + r)                           (with a residual; stored as residual_out)
+    LN:  k = s[0];  mean = k + Σ(s - k)/N;  var = Σ(s - mean)²/N        (two passes, shifted)
+    RMS: var = Σ s²/N   (no centring)
+    rstd = 1 / sqrt(var + eps);  y = (s - mean) · rstd · (w + offset) + b
+
+The shift by the row's first element makes a constant row centre to exact zeros (so its output is
+exactly ``b``) and keeps rows with a large offset (1e4 + noise) accurate. Rows that do not fit in
+registers are walked in chunks; the per-chunk (count, mean, M2) are merged with Chan's formula, and a
+second pass (re-reading the row, from L2) writes ``y``.
+
+Backward, with ``g = dy · (w + offset)`` and ``x̂ = (s - mean) · rstd``::
+
+    dx = rstd · (g − x̂ · mean(g · x̂) − mean(g))      (RMS: no mean(g) term)   [+ d residual_out]
+    dw = Σ_rows dy · x̂,   db = Σ_rows dy
+
+over a persistent grid of ``G`` programs: program ``p`` walks row blocks ``p, p + G, …``, keeps its
+dw/db partial in registers (or, for chunked rows, in its own row of the partial buffer) and writes one
+``[G, N]`` partial row; a second kernel sums the ``G`` partials in a fixed order. No atomics, so the
+result is bitwise identical run to run.
+
+Launchers take ``traceable``: inside a ``torch.library.triton_op`` body the kernels must be called
+through ``wrap_triton`` (so torch.compile can trace them); the eager path calls them directly.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+from torch.library import wrap_triton
+
+from .config import NormConfig, device_index, norm_bwd_config, norm_fwd_config, norm_partial_sum_config
+
+# ----------------------------------------------------------------------------- kernels
+
+
+@triton.jit
+def _load_sum(X, RES, RES_OUT, offs_x, offs_r, offs_ro, mask, HAS_RES: tl.constexpr,
+              STORE_RES_OUT: tl.constexpr, ACC: tl.constexpr):
+    """The normalized input ``s``: ``x``, or ``x + r`` rounded to residual_out's dtype (then stored)."""
+    x = tl.load(X + offs_x, mask=mask, other=0.0).to(ACC)
+    if HAS_RES:
+        s = (x + tl.load(RES + offs_r, mask=mask, other=0.0).to(ACC)).to(RES_OUT.dtype.element_ty)
+        if STORE_RES_OUT:
+            tl.store(RES_OUT + offs_ro, s, mask=mask)
+        x = s.to(ACC)
+    return x
+
+
+@triton.jit
+def _rsqrt(v, IS_F64: tl.constexpr):
+    """1 / sqrt(v), correctly rounded square root (the approximate rsqrt is off by a few ulp)."""
+    if IS_F64:
+        return 1.0 / tl.sqrt(v)
+    else:
+        return 1.0 / tl.sqrt_rn(v)
+
+
+@triton.jit
+def _norm_fwd_kernel(
+    X, RES, W, B, Y, RES_OUT, MEAN, RSTD,
+    M, N, num_chunks,
+    stride_x, stride_res, stride_y, stride_ro,
+    eps: tl.float64, weight_offset: tl.float64,
+    IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
+    STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
+    eps = tl.cast(eps, ACC)
+    weight_offset = tl.cast(weight_offset, ACC)
+    pid = tl.program_id(0)
+    rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    rows64 = rows.to(tl.int64)
+    rx = rows64 * stride_x
+    rr = rows64 * stride_res
+    ry = rows64 * stride_y
+    rro = rows64 * stride_ro
+    cols = tl.arange(0, BLOCK_N)
+
+    if not IS_RMS:
+        # Shift: the row's first element (of s = x + r when fused), computed exactly as below.
+        k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
+
+    if not CHUNKED:
+        col_mask = cols < N
+        mask = row_mask[:, None] & col_mask[None, :]
+        s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
+                      rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
+        if IS_RMS:
+            xc = s
+            var = tl.sum(s * s, axis=1) / N
+        else:
+            d = tl.where(mask, s - k[:, None], 0.0)
+            mean_d = tl.sum(d, axis=1) / N
+            mean = k + mean_d
+            xc = tl.where(mask, d - mean_d[:, None], 0.0)
+            var = tl.sum(xc * xc, axis=1) / N
+        rstd = _rsqrt(var + eps, IS_F64)
+        y = xc * rstd[:, None]
+        if HAS_W:
+            w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+            y = y * w[None, :]
+        if HAS_B:
+            y = y + tl.load(B + cols, mask=col_mask, other=0.0).to(ACC)[None, :]
+        tl.store(Y + ry[:, None] + cols[None, :], y, mask=mask)
+    else:
+        # Pass 1 over chunks: RMS sums squares; LN merges per-chunk (count, mean, M2) of the shifted
+        # row with Chan's formula.
+        if IS_RMS:
+            sq = tl.zeros([BLOCK_M], dtype=ACC)
+        else:
+            cnt_a = tl.zeros([BLOCK_M], dtype=ACC)
+            mean_a = tl.zeros([BLOCK_M], dtype=ACC)
+            m2_a = tl.zeros([BLOCK_M], dtype=ACC)
+        for c in range(num_chunks):
+            ccols = c * BLOCK_N + cols
+            mask = row_mask[:, None] & (ccols < N)[None, :]
+            s = _load_sum(X, RES, RES_OUT, rx[:, None] + ccols[None, :], rr[:, None] + ccols[None, :],
+                          rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC)
+            if IS_RMS:
+                sq += tl.sum(s * s, axis=1)
+            else:
+                cnt_b = tl.minimum(N - c * BLOCK_N, BLOCK_N).to(ACC)
+                d = tl.where(mask, s - k[:, None], 0.0)
+                mean_b = tl.sum(d, axis=1) / cnt_b
+                dc = tl.where(mask, d - mean_b[:, None], 0.0)
+                m2_b = tl.sum(dc * dc, axis=1)
+                cnt = cnt_a + cnt_b
+                delta = mean_b - mean_a
+                mean_a += delta * (cnt_b / cnt)
+                m2_a += m2_b + delta * delta * (cnt_a * cnt_b / cnt)
+                cnt_a = cnt
+        if IS_RMS:
+            var = sq / N
+        else:
+            mean = k + mean_a
+            var = m2_a / N
+        rstd = _rsqrt(var + eps, IS_F64)
+        # Pass 2: re-read the row (residual_out when fused: one tensor instead of two) and write y.
+        for c in range(num_chunks):
+            ccols = c * BLOCK_N + cols
+            col_mask = ccols < N
+            mask = row_mask[:, None] & col_mask[None, :]
+            if HAS_RES:
+                s = tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+            else:
+                s = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+            if IS_RMS:
+                y = s * rstd[:, None]
+            else:
+                y = (s - mean[:, None]) * rstd[:, None]
+            if HAS_W:
+                w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+                y = y * w[None, :]
+            if HAS_B:
+                y = y + tl.load(B + ccols, mask=col_mask, other=0.0).to(ACC)[None, :]
+            tl.store(Y + ry[:, None] + ccols[None, :], y, mask=mask)
+
+    if STORE_STATS:
+        if not IS_RMS:
+            tl.store(MEAN + rows, mean, mask=row_mask)
+        tl.store(RSTD + rows, rstd, mask=row_mask)
+
+
+@triton.jit
+def _norm_bwd_kernel(
+    DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART,
+    M, N, num_chunks,
+    stride_dy, stride_x, stride_dro, stride_dx, stride_dres,
+    weight_offset: tl.float64,
+    IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
+    HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
+    weight_offset = tl.cast(weight_offset, ACC)
+    pid = tl.program_id(0)
+    num_programs = tl.num_programs(0)
+    num_blocks = tl.cdiv(M, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    part = pid.to(tl.int64) * N
+
+    if not CHUNKED:
+        col_mask = cols < N
+        if HAS_W:
+            w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+            dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
+        if HAS_B:
+            db_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
+        for blk in range(pid, num_blocks, num_programs):
+            rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
+            row_mask = rows < M
+            rows64 = rows.to(tl.int64)
+            mask = row_mask[:, None] & col_mask[None, :]
+            x = tl.load(X + rows64[:, None] * stride_x + cols[None, :], mask=mask, other=0.0).to(ACC)
+            dy = tl.load(DY + rows64[:, None] * stride_dy + cols[None, :], mask=mask, other=0.0).to(ACC)
+            rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
+            if IS_RMS:
+                xhat = x * rstd[:, None]
+            else:
+                mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
+                xhat = (x - mean[:, None]) * rstd[:, None]
+            if HAS_W:
+                g = dy * w[None, :]
+            else:
+                g = dy
+            c1 = tl.sum(g * xhat, axis=1) / N
+            if IS_RMS:
+                dx = (g - xhat * c1[:, None]) * rstd[:, None]
+            else:
+                c2 = tl.sum(g, axis=1) / N
+                dx = (g - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+            if HAS_DRES_OUT:
+                dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols[None, :], mask=mask, other=0.0).to(ACC)
+            tl.store(DX + rows64[:, None] * stride_dx + cols[None, :], dx, mask=mask)
+            if HAS_DRES:
+                tl.store(DRES + rows64[:, None] * stride_dres + cols[None, :], dx, mask=mask)
+            if HAS_W:
+                dw_acc += dy * xhat
+            if HAS_B:
+                db_acc += dy
+        if HAS_W:
+            tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0), mask=col_mask)
+        if HAS_B:
+            tl.store(DB_PART + part + cols, tl.sum(db_acc, axis=0), mask=col_mask)
+    else:
+        # Rows too long for registers: pass 1 forms the two row sums, pass 2 re-reads the row (from
+        # L2), writes dx and adds this block's dw/db into the program's own partial row.
+        for blk in range(pid, num_blocks, num_programs):
+            rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
+            row_mask = rows < M
+            rows64 = rows.to(tl.int64)
+            rx = rows64 * stride_x
+            rdy = rows64 * stride_dy
+            rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
+            if not IS_RMS:
+                mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
+            c1 = tl.zeros([BLOCK_M], dtype=ACC)
+            c2 = tl.zeros([BLOCK_M], dtype=ACC)
+            for c in range(num_chunks):
+                ccols = c * BLOCK_N + cols
+                col_mask = ccols < N
+                mask = row_mask[:, None] & col_mask[None, :]
+                x = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                dy = tl.load(DY + rdy[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                if IS_RMS:
+                    xhat = x * rstd[:, None]
+                else:
+                    xhat = (x - mean[:, None]) * rstd[:, None]
+                if HAS_W:
+                    w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+                    g = dy * w[None, :]
+                else:
+                    g = dy
+                c1 += tl.sum(g * xhat, axis=1)
+                if not IS_RMS:
+                    c2 += tl.sum(g, axis=1)
+            c1 = c1 / N
+            c2 = c2 / N
+            not_first = blk != pid
+            for c in range(num_chunks):
+                ccols = c * BLOCK_N + cols
+                col_mask = ccols < N
+                mask = row_mask[:, None] & col_mask[None, :]
+                x = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                dy = tl.load(DY + rdy[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                if IS_RMS:
+                    xhat = x * rstd[:, None]
+                else:
+                    xhat = (x - mean[:, None]) * rstd[:, None]
+                if HAS_W:
+                    w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+                    g = dy * w[None, :]
+                else:
+                    g = dy
+                if IS_RMS:
+                    dx = (g - xhat * c1[:, None]) * rstd[:, None]
+                else:
+                    dx = (g - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+                if HAS_DRES_OUT:
+                    dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + ccols[None, :], mask=mask,
+                                  other=0.0).to(ACC)
+                tl.store(DX + rows64[:, None] * stride_dx + ccols[None, :], dx, mask=mask)
+                if HAS_DRES:
+                    tl.store(DRES + rows64[:, None] * stride_dres + ccols[None, :], dx, mask=mask)
+                if HAS_W:
+                    prev = tl.load(DW_PART + part + ccols, mask=col_mask & not_first, other=0.0)
+                    tl.store(DW_PART + part + ccols, prev + tl.sum(dy * xhat, axis=0), mask=col_mask)
+                if HAS_B:
+                    prev = tl.load(DB_PART + part + ccols, mask=col_mask & not_first, other=0.0)
+                    tl.store(DB_PART + part + ccols, prev + tl.sum(dy, axis=0), mask=col_mask)
+
+
+@triton.jit
+def _sum_partials_kernel(
+    DW_PART, DB_PART, DW, DB, G, N,
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr, IS_F64: tl.constexpr,
+    BLOCK_G: tl.constexpr, BLOCK_C: tl.constexpr,
+):
+    """DW[c] = Σ_g DW_PART[g, c] (and DB), summed in a fixed order: deterministic."""
+    ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    col_mask = cols < N
+    dw = tl.zeros([BLOCK_G, BLOCK_C], dtype=ACC)
+    db = tl.zeros([BLOCK_G, BLOCK_C], dtype=ACC)
+    for g0 in range(0, G, BLOCK_G):
+        g = g0 + tl.arange(0, BLOCK_G)
+        offs = g.to(tl.int64)[:, None] * N + cols[None, :]
+        mask = (g < G)[:, None] & col_mask[None, :]
+        if HAS_W:
+            dw += tl.load(DW_PART + offs, mask=mask, other=0.0)
+        if HAS_B:
+            db += tl.load(DB_PART + offs, mask=mask, other=0.0)
+    if HAS_W:
+        tl.store(DW + cols, tl.sum(dw, axis=0), mask=col_mask)
+    if HAS_B:
+        tl.store(DB + cols, tl.sum(db, axis=0), mask=col_mask)
+
+
+# ----------------------------------------------------------------------------- launchers
+
+
+def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
+    """``t`` as an ``(M, n)`` matrix with unit column stride: a view when the strides allow, else one copy."""
+    t2 = t.reshape(-1, n)
+    if n > 1 and t2.stride(1) != 1:
+        t2 = t2.contiguous()
+    return t2
+
+
+def _kernel(k, traceable: bool):
+    return wrap_triton(k) if traceable else k
+
+
+def norm_fwd(
+    x2d: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    res2d: torch.Tensor | None,
+    eps: float,
+    weight_offset: float,
+    is_rms: bool,
+    residual_dtype: torch.dtype | None,
+    store_stats: bool,
+    traceable: bool = False,
+    config: NormConfig | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+    """Normalize the rows of ``x2d`` (``(M, N)``, unit column stride, ``M * N > 0``).
+
+    Returns ``(y, residual_out, mean, rstd)``: ``y`` contiguous ``(M, N)`` in x's dtype; ``residual_out``
+    (``x + res`` in ``residual_dtype``) when ``res2d`` is given, else None; ``mean`` (LayerNorm only) and
+    ``rstd`` as ``(M,)`` float32 (float64 for float64 input) when ``store_stats``, else None.
+    ``config`` overrides the launch heuristic (tests and tuning).
+    """
+    m, n = x2d.shape
+    is_f64 = x2d.dtype == torch.float64
+    cfg = config or norm_fwd_config(n, x2d.element_size())
+    y = torch.empty((m, n), dtype=x2d.dtype, device=x2d.device)
+    res_out = None
+    if res2d is not None:
+        res_out = torch.empty((m, n), dtype=residual_dtype or x2d.dtype, device=x2d.device)
+    stat_dtype = torch.float64 if is_f64 else torch.float32
+    mean = rstd = None
+    if store_stats:
+        rstd = torch.empty((m,), dtype=stat_dtype, device=x2d.device)
+        if not is_rms:
+            mean = torch.empty((m,), dtype=stat_dtype, device=x2d.device)
+    grid = (triton.cdiv(m, cfg.block_m),)
+    _kernel(_norm_fwd_kernel, traceable)[grid](
+        x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
+        y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
+        m, n, triton.cdiv(n, cfg.block_n),
+        x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n,
+        eps, weight_offset,
+        IS_RMS=is_rms, HAS_W=weight is not None, HAS_B=bias is not None, HAS_RES=res2d is not None,
+        STORE_STATS=store_stats, IS_F64=is_f64, CHUNKED=cfg.chunked,
+        BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+    )
+    return y, res_out, mean, rstd
+
+
+def norm_bwd(
+    dy2d: torch.Tensor,
+    s2d: torch.Tensor,
+    weight: torch.Tensor | None,
+    has_bias: bool,
+    mean: torch.Tensor | None,
+    rstd: torch.Tensor,
+    dres_out2d: torch.Tensor | None,
+    x_dtype: torch.dtype,
+    dres_dtype: torch.dtype | None,
+    weight_offset: float,
+    is_rms: bool,
+    bias_dtype: torch.dtype | None = None,
+    traceable: bool = False,
+    config: NormConfig | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+    """Gradients of the rows normalized by :func:`norm_fwd`.
+
+    ``s2d`` is the normalized input (x, or residual_out with a fused residual), ``dres_out2d`` the
+    gradient of residual_out (None when unused). Returns ``(dx, dres, dweight, dbias)``: ``dx`` in
+    ``x_dtype``; ``dres`` (the same gradient in ``dres_dtype``) when ``dres_dtype`` is given; ``dweight``
+    in weight's dtype and ``dbias`` in ``bias_dtype`` when present. ``M * N > 0``.
+    """
+    m, n = s2d.shape
+    is_f64 = s2d.dtype == torch.float64
+    cfg = config or norm_bwd_config(n, max(s2d.element_size(), dy2d.element_size()), device_index(s2d))
+    dev = s2d.device
+    acc_dtype = torch.float64 if is_f64 else torch.float32
+    dx = torch.empty((m, n), dtype=x_dtype, device=dev)
+    dres = torch.empty((m, n), dtype=dres_dtype, device=dev) if dres_dtype is not None else None
+    num_blocks = triton.cdiv(m, cfg.block_m)
+    g = max(1, min(num_blocks, cfg.programs))
+    has_w = weight is not None
+    dw_part = torch.empty((g, n), dtype=acc_dtype, device=dev) if has_w else None
+    db_part = torch.empty((g, n), dtype=acc_dtype, device=dev) if has_bias else None
+    _kernel(_norm_bwd_kernel, traceable)[(g,)](
+        dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
+        dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres,
+        dx if dw_part is None else dw_part, dx if db_part is None else db_part,
+        m, n, triton.cdiv(n, cfg.block_n),
+        dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n,
+        weight_offset,
+        IS_RMS=is_rms, HAS_W=has_w, HAS_B=has_bias, HAS_DRES_OUT=dres_out2d is not None,
+        HAS_DRES=dres is not None, IS_F64=is_f64, CHUNKED=cfg.chunked,
+        BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+    )
+    dw = db = None
+    if has_w or has_bias:
+        dw = torch.empty((n,), dtype=weight.dtype, device=dev) if has_w else None
+        db = torch.empty((n,), dtype=bias_dtype or x_dtype, device=dev) if has_bias else None
+        pcfg = norm_partial_sum_config(n, g)
+        _kernel(_sum_partials_kernel, traceable)[(triton.cdiv(n, pcfg.block_c),)](
+            dx if dw_part is None else dw_part, dx if db_part is None else db_part,
+            dx if dw is None else dw, dx if db is None else db, g, n,
+            HAS_W=has_w, HAS_B=has_bias, IS_F64=is_f64,
+            BLOCK_G=pcfg.block_g, BLOCK_C=pcfg.block_c, num_warps=pcfg.num_warps,
+        )
+    return dx, dres, dw, db

@@ -1,0 +1,336 @@
+"""LayerNorm and RMSNorm: argument checks, torch custom ops with autograd, and the CPU fallback.
+
+Two custom ops carry both norms (``is_rms`` selects):
+
+- ``fastnorm::norm_fwd(x, weight, bias, residual, normalized_ndim, eps, weight_offset, is_rms,
+  residual_dtype) -> (y, residual_out, mean, rstd)``
+- ``fastnorm::norm_bwd(dy, dresidual_out, s, weight, mean, rstd, ...) -> (dx, dresidual, dweight, dbias)``
+
+Both are ``torch.library.triton_op``s (their Triton kernels are visible to torch.compile, and their
+bodies double as the fake implementation), and ``norm_fwd``'s autograd calls ``norm_bwd``. Absent
+outputs are empty tensors. torch.compile traces through the ops with no graph break; eager calls skip
+the dispatcher and run the same launchers through a ``torch.autograd.Function`` (or directly, when no
+gradient is needed), which keeps the per-call host cost to the argument checks and the launches.
+
+CPU tensors without ``TRITON_INTERPRET=1`` use PyTorch's own ``F.layer_norm`` / ``F.rms_norm`` (plus
+plain torch arithmetic for the residual and weight offset), with the same semantics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from .._runtime import uses_triton
+from .._validate import FLOAT_DTYPES, check_eps, check_float, check_optional_param, check_same_device, normalize_shape
+from ..kernels import layer_norm as K
+
+__all__ = ["layer_norm", "rms_norm"]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _check_args(
+    x: torch.Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    residual: torch.Tensor | None,
+    residual_dtype: torch.dtype | None,
+    weight_offset: float,
+) -> tuple[int, ...]:
+    check_float("x", x)
+    shape = normalize_shape(normalized_shape)
+    nd = len(shape)
+    if x.dim() < nd or tuple(x.shape[x.dim() - nd:]) != shape:
+        expected = ", ".join(str(s) for s in shape)
+        raise ValueError(
+            f"normalized_shape={list(shape)} expects an input of shape [*, {expected}], "
+            f"but the input has shape {list(x.shape)}"
+        )
+    check_optional_param("weight", weight, shape, x)
+    check_optional_param("bias", bias, shape, x)
+    if residual is not None:
+        check_float("residual", residual)
+        if residual.shape != x.shape:
+            raise ValueError(f"residual must have the input's shape {list(x.shape)}, got {list(residual.shape)}")
+        check_same_device("residual", residual, x)
+    if residual_dtype is not None:
+        if residual_dtype not in FLOAT_DTYPES:
+            raise TypeError(
+                f"residual_dtype must be a floating dtype (float16, bfloat16, float32 or float64), got {residual_dtype}"
+            )
+        if residual is None:
+            raise ValueError("residual_dtype is given but residual is None")
+    if isinstance(weight_offset, bool) or not isinstance(weight_offset, (int, float)) or not math.isfinite(
+        weight_offset
+    ):
+        raise TypeError(f"weight_offset must be a finite float, got {weight_offset!r}")
+    if weight_offset != 0.0 and weight is None:
+        raise ValueError("weight_offset shifts the weight, but weight is None")
+    return shape
+
+
+# ----------------------------------------------------------------------------- Triton path (shared by all entries)
+
+
+def _forward(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    residual: torch.Tensor | None,
+    nd: int,
+    eps: float,
+    weight_offset: float,
+    is_rms: bool,
+    residual_dtype: torch.dtype | None,
+    store_stats: bool,
+    traceable: bool,
+):
+    """``(y, residual_out | None, mean | None, rstd | None)`` with y/residual_out shaped like x."""
+    n = math.prod(x.shape[x.dim() - nd:])
+    if x.numel() == 0:
+        m = math.prod(x.shape[: x.dim() - nd])
+        stat = torch.float64 if x.dtype == torch.float64 else torch.float32
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        res_out = None
+        if residual is not None:
+            res_out = torch.empty(x.shape, dtype=residual_dtype or x.dtype, device=x.device)
+        rstd = torch.empty((m,), dtype=stat, device=x.device) if store_stats else None
+        mean = torch.empty((m,), dtype=stat, device=x.device) if store_stats and not is_rms else None
+        return y, res_out, mean, rstd
+    x2d = K.as_rows(x, n)
+    r2d = None if residual is None else K.as_rows(residual, n)
+    y, res_out, mean, rstd = K.norm_fwd(x2d, weight, bias, r2d, eps, weight_offset, is_rms, residual_dtype,
+                                        store_stats, traceable)
+    return y.view(x.shape), None if res_out is None else res_out.view(x.shape), mean, rstd
+
+
+def _backward(
+    dy: torch.Tensor | None,
+    dres_out: torch.Tensor | None,
+    s: torch.Tensor,
+    weight: torch.Tensor | None,
+    mean: torch.Tensor | None,
+    rstd: torch.Tensor,
+    nd: int,
+    weight_offset: float,
+    is_rms: bool,
+    bias_dtype: torch.dtype | None,
+    x_dtype: torch.dtype,
+    residual_in_dtype: torch.dtype | None,
+    traceable: bool,
+):
+    """``(dx, dresidual | None, dweight | None, dbias | None)``; ``s`` is what was normalized."""
+    pshape = s.shape[s.dim() - nd:]
+    if s.numel() == 0:
+        dx = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
+        dres = None if residual_in_dtype is None else torch.zeros(s.shape, dtype=residual_in_dtype, device=s.device)
+        dw = None if weight is None else torch.zeros_like(weight)
+        db = None if bias_dtype is None else torch.zeros(pshape, dtype=bias_dtype, device=s.device)
+        return dx, dres, dw, db
+    n = math.prod(pshape)
+    if dy is None:  # only residual_out was used downstream
+        dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
+    dx, dres, dw, db = K.norm_bwd(
+        K.as_rows(dy, n), K.as_rows(s, n), weight, bias_dtype is not None, mean, rstd,
+        None if dres_out is None else K.as_rows(dres_out, n), x_dtype, residual_in_dtype, weight_offset, is_rms,
+        bias_dtype=bias_dtype, traceable=traceable,
+    )
+    return (dx.view(s.shape), None if dres is None else dres.view(s.shape),
+            None if dw is None else dw.view(pshape), None if db is None else db.view(pshape))
+
+
+# ----------------------------------------------------------------------------- custom ops (torch.compile)
+
+
+def _empty(x: torch.Tensor) -> torch.Tensor:
+    return x.new_empty((0,))
+
+
+@torch.library.triton_op("fastnorm::norm_fwd", mutates_args=())
+def norm_fwd_op(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    residual: torch.Tensor | None,
+    normalized_ndim: int,
+    eps: float,
+    weight_offset: float,
+    is_rms: bool,
+    residual_dtype: torch.dtype | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """LayerNorm/RMSNorm forward: ``(y, residual_out, mean, rstd)``; absent ones are empty tensors."""
+    y, res_out, mean, rstd = _forward(x, weight, bias, residual, normalized_ndim, eps, weight_offset, is_rms,
+                                      residual_dtype, True, True)
+    return (y, _empty(x) if res_out is None else res_out, _empty(rstd) if mean is None else mean, rstd)
+
+
+@torch.library.triton_op("fastnorm::norm_bwd", mutates_args=())
+def norm_bwd_op(
+    dy: torch.Tensor,
+    dres_out: torch.Tensor | None,
+    s: torch.Tensor,
+    weight: torch.Tensor | None,
+    mean: torch.Tensor,
+    rstd: torch.Tensor,
+    normalized_ndim: int,
+    weight_offset: float,
+    is_rms: bool,
+    bias_dtype: torch.dtype | None,
+    x_dtype: torch.dtype,
+    residual_in_dtype: torch.dtype | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """LayerNorm/RMSNorm backward: ``(dx, dresidual, dweight, dbias)``; absent ones are empty tensors."""
+    dx, dres, dw, db = _backward(dy, dres_out, s, weight, None if is_rms else mean, rstd, normalized_ndim,
+                                 weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype, True)
+    return (dx, _empty(dx) if dres is None else dres, _empty(dx) if dw is None else dw,
+            _empty(dx) if db is None else db)
+
+
+def _op_setup_context(ctx, inputs, output):
+    x, weight, bias, residual, nd, _eps, weight_offset, is_rms, _rdt = inputs
+    _y, res_out, mean, rstd = output
+    ctx.save_for_backward(x if residual is None else res_out, weight, mean, rstd)
+    ctx.meta = (nd, weight_offset, is_rms, None if bias is None else bias.dtype, x.dtype,
+                None if residual is None else residual.dtype)
+    ctx.set_materialize_grads(False)
+
+
+def _op_backward(ctx, dy, dres_out, _dmean, _drstd):
+    s, weight, mean, rstd = ctx.saved_tensors
+    nd, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
+    if dy is None:
+        dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
+    dx, dres, dw, db = torch.ops.fastnorm.norm_bwd(dy, dres_out, s, weight, mean, rstd, nd, weight_offset, is_rms,
+                                                   bias_dtype, x_dtype, res_dtype)
+    return (dx, None if weight is None else dw, None if bias_dtype is None else db,
+            None if res_dtype is None else dres, None, None, None, None, None)
+
+
+torch.library.register_autograd("fastnorm::norm_fwd", _op_backward, setup_context=_op_setup_context)
+
+
+# ----------------------------------------------------------------------------- eager autograd
+
+
+class _NormFunction(torch.autograd.Function):
+    """Eager twin of ``norm_fwd``'s registered autograd: same launchers, no dispatcher round trip."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype):
+        y, res_out, mean, rstd = _forward(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype,
+                                          True, False)
+        ctx.save_for_backward(x if residual is None else res_out, weight, mean, rstd)
+        ctx.meta = (nd, weight_offset, is_rms, None if bias is None else bias.dtype, x.dtype,
+                    None if residual is None else residual.dtype)
+        ctx.set_materialize_grads(False)
+        if residual is None:
+            return y
+        return y, res_out
+
+    @staticmethod
+    def backward(ctx, dy, dres_out=None):
+        s, weight, mean, rstd = ctx.saved_tensors
+        nd, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
+        dx, dres, dw, db = _backward(dy, dres_out, s, weight, mean, rstd, nd, weight_offset, is_rms, bias_dtype,
+                                     x_dtype, res_dtype, False)
+        return dx, dw, db, dres, None, None, None, None, None
+
+
+def _norm_triton(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype):
+    if torch.compiler.is_compiling():
+        y, res_out, _, _ = torch.ops.fastnorm.norm_fwd(x, weight, bias, residual, nd, eps, weight_offset, is_rms,
+                                                       residual_dtype)
+        return y if residual is None else (y, res_out)
+    if torch.is_grad_enabled() and (
+        x.requires_grad
+        or (weight is not None and weight.requires_grad)
+        or (bias is not None and bias.requires_grad)
+        or (residual is not None and residual.requires_grad)
+    ):
+        return _NormFunction.apply(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype)
+    y, res_out, _, _ = _forward(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype, False,
+                                False)
+    return y if residual is None else (y, res_out)
+
+
+# ----------------------------------------------------------------------------- PyTorch path (CPU)
+
+
+def _norm_torch(x, shape, weight, bias, residual, eps, weight_offset, is_rms, residual_dtype):
+    acc = torch.float64 if x.dtype == torch.float64 else torch.float32
+    res_out = None
+    s = x
+    if residual is not None:
+        acc = torch.promote_types(acc, residual.dtype)
+        res_out = (x.to(acc) + residual.to(acc)).to(residual_dtype or x.dtype)
+        s = res_out
+    simple = (s.dtype == x.dtype and weight_offset == 0.0 and (weight is None or weight.dtype == x.dtype)
+              and (bias is None or bias.dtype == x.dtype))
+    if simple:
+        y = F.rms_norm(s, shape, weight, eps) if is_rms else F.layer_norm(s, shape, weight, bias, eps)
+    else:
+        y = F.rms_norm(s.to(acc), shape, None, eps) if is_rms else F.layer_norm(s.to(acc), shape, None, None, eps)
+        if weight is not None:
+            y = y * (weight.to(torch.float32).to(acc) + weight_offset)
+        if bias is not None:
+            y = y + bias.to(acc)
+        y = y.to(x.dtype)
+    return y if residual is None else (y, res_out)
+
+
+# ----------------------------------------------------------------------------- public functions
+
+
+def layer_norm(
+    x: torch.Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    eps: float = 1e-5,
+    *,
+    residual: torch.Tensor | None = None,
+    residual_dtype: torch.dtype | None = None,
+    weight_offset: float = 0.0,
+):
+    """LayerNorm over the trailing ``normalized_shape`` dims, as ``torch.nn.functional.layer_norm``.
+
+    ``y = (s - mean) / sqrt(var + eps) * (weight + weight_offset) + bias`` per row, with the biased
+    variance, where ``s = x``, or ``s = x + residual`` rounded to ``residual_dtype`` (default x's dtype)
+    when ``residual`` is given; then ``(y, s)`` is returned (the pre-norm transformer pattern). The
+    effective weight is formed in float32; statistics accumulate in float32 (float64 for float64 input).
+    ``y`` has x's dtype. Differentiable in x, weight, bias and residual. ``weight``/``bias`` may be in
+    x's dtype or float32.
+    """
+    shape = _check_args(x, normalized_shape, weight, bias, residual, residual_dtype, weight_offset)
+    eps = check_eps(eps)
+    if not uses_triton(x):
+        return _norm_torch(x, shape, weight, bias, residual, eps, float(weight_offset), False, residual_dtype)
+    return _norm_triton(x, weight, bias, residual, len(shape), eps, float(weight_offset), False, residual_dtype)
+
+
+def rms_norm(
+    x: torch.Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: torch.Tensor | None = None,
+    eps: float | None = None,
+    *,
+    residual: torch.Tensor | None = None,
+    residual_dtype: torch.dtype | None = None,
+    weight_offset: float = 0.0,
+):
+    """RMSNorm over the trailing ``normalized_shape`` dims, as ``torch.nn.functional.rms_norm``.
+
+    ``y = s / sqrt(mean(s²) + eps) * (weight + weight_offset)`` per row (``s`` as in :func:`layer_norm`);
+    ``eps=None`` means ``torch.finfo(x.dtype).eps``. Returns ``y``, or ``(y, s)`` with a residual.
+    """
+    shape = _check_args(x, normalized_shape, weight, None, residual, residual_dtype, weight_offset)
+    eps = torch.finfo(x.dtype).eps if eps is None else check_eps(eps)
+    if not uses_triton(x):
+        return _norm_torch(x, shape, weight, None, residual, eps, float(weight_offset), True, residual_dtype)
+    return _norm_triton(x, weight, None, residual, len(shape), eps, float(weight_offset), True, residual_dtype)
