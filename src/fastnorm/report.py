@@ -62,8 +62,16 @@ def committed_report_line() -> str:
 
 
 def _suite_command(suite: str, out: Path, quick: bool, budget: float) -> list[str]:
-    cmd = [sys.executable, "-m", "fastnorm.bench", suite, "--out", str(out), "--time-budget", f"{budget:g}"]
-    return cmd + (["--quick"] if quick else [])
+    cmd = [sys.executable, "-m", "fastnorm.bench", suite, "--out", str(out)]
+    if suite == "syncbn":  # fixed iteration counts (every rank must run the same), bounded by the timeout
+        return cmd + (["--warmup", "3", "--iters", "10", "--no-stack"] if quick else [])
+    return cmd + ["--time-budget", f"{budget:g}"] + (["--quick"] if quick else [])
+
+
+def _json_name(suite: str) -> str:
+    if suite == "syncbn":
+        return f"syncbn_{int(os.environ.get('WORLD_SIZE', '1'))}gpu.json"
+    return f"{suite}.json"
 
 
 def run_suite(suite: str, out: Path, quick: bool) -> dict:
@@ -71,7 +79,7 @@ def run_suite(suite: str, out: Path, quick: bool) -> dict:
     budget = SUITE_BUDGET["quick" if quick else "full"][suite]
     cmd = _suite_command(suite, out, quick, budget)
     result: dict = {"suite": suite, "command": " ".join(cmd[1:]), "budget_s": budget}
-    json_path = out / f"{suite}.json"
+    json_path = out / _json_name(suite)
     if json_path.exists():
         json_path.unlink()  # never report a previous run's figures
     print(f"\n=== {suite}: python {result['command']} (budget {budget:g} s)", flush=True)
@@ -160,7 +168,7 @@ def headline_bn(doc: dict | None, dtype: str = "bfloat16") -> str | None:
     return common.markdown_table(["shape", "layout", *[MODE_TITLES[m] for m in modes]], body)
 
 
-def _suite_markdown(suite: str, doc: dict) -> str:
+def _suite_markdown(suite: str, doc: dict, out_dir: Path) -> str:
     if suite in NORM_SUITES:
         from .bench import norms
 
@@ -171,11 +179,13 @@ def _suite_markdown(suite: str, doc: dict) -> str:
         return batchnorm.markdown(doc, heading_level=3)
     from .bench import syncbn
 
-    return syncbn.markdown(doc, heading_level=3)
+    png = _json_name("syncbn").removesuffix(".json") + ".png"
+    text = f"### SyncBatchNorm\n\n{syncbn.tables(doc)}\n"
+    return text + (f"\n![{png}]({png})\n" if (out_dir / png).is_file() else "")
 
 
 def build_markdown(env: dict, where: str, quick: bool, rows: list | None, results: list[dict], gpu: bool,
-                   command: str, elapsed_s: float) -> str:
+                   command: str, elapsed_s: float, out_dir: Path) -> str:
     lines = ["# fastnorm report", ""]
     lines += [f"- Date: {env['date']}",
               f"- Device: {env['device_name']}" + (f" ({env.get('sm_count')} SMs, {env.get('memory_gib')} GiB, "
@@ -225,7 +235,8 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
         if "problem" in r:
             lines += [f"- **{r['suite']}**: {r['problem']}" + (" — partial results below." if "doc" in r else "."), ""]
         if "doc" in r:
-            lines += [_suite_markdown(r["suite"], r["doc"]), f"Raw data: [{r['suite']}.json]({r['suite']}.json); "
+            name = _json_name(r["suite"])
+            lines += [_suite_markdown(r["suite"], r["doc"], out_dir), f"Raw data: [{name}]({name}); "
                       f"run time {r['elapsed_s']:.0f} s.", ""]
     return "\n".join(lines)
 
@@ -281,7 +292,7 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
         order = {s: i for i, s in enumerate((*LOCAL_SUITES, "syncbn"))}
         results.sort(key=lambda r: order[r["suite"]])
 
-    text = build_markdown(env, where, quick, rows, results, gpu, command, time.monotonic() - t0)
+    text = build_markdown(env, where, quick, rows, results, gpu, command, time.monotonic() - t0, out_dir)
     (out_dir / "report.md").write_text(text + "\n")
 
     print("\n=== summary")
