@@ -1,0 +1,847 @@
+"""Triton kernels of BatchNorm over (N, C, *spatial): training, evaluation and frozen, forward and backward.
+
+Layout. Every kernel sees its input through one 2-D "view" — channel ``c`` and an inner index ``v``
+that walks the other dimensions — so a tensor is read in its own memory layout, never copied:
+
+* NCHW-contiguous (``S`` = prod(spatial) > 1): ``v = n·S + s``, offset ``n·C·S + c·S + s`` (the
+  division ``v // S`` is by a compile-time constant, so it is a multiply and a shift);
+* channels-last, channels-last-3d, (N, C) and any input with ``S == 1`` ("flat"): ``v`` is the row
+  index ``m`` of the (M, C) matrix, offset ``m·C + c``.
+
+Work decomposition. Channels are cut into blocks of ``CB`` and the inner extent ``V`` of a channel into
+``SPLIT`` chunks of ``VPI`` (a multiple of the tile width ``BS``); an *item* is one (channel block,
+chunk) pair and is processed tile by tile ([CB, BS] elements). Channel blocks are gathered into
+*groups* of ``CG`` channels (``NCB_G`` blocks): a group's statistics are complete once all its items
+have run.
+
+Statistics. An item's statistics are per-tile two-pass (tile mean, then squared deviations from it),
+folded into the item's running (count, mean, M2) with Chan's formula; items write these Welford partials;
+the last item of each sub-group of ``MSUB`` chunks (found with an arrival counter) merges them with a
+fixed-shape tree, and the last sub-group of a group merges the sub-group results — the same fixed order
+whatever the arrival order, so results are bitwise reproducible. Values are shifted by a per-channel
+sample ``K = x[0, c, 0]`` before accumulating (``x - K`` is exact for data near the mean) and the mean
+is kept as ``K + mean_rel``, so a channel of 1e4 + randn keeps all its fp32 digits.
+
+Fused training forward (one launch). Items take tickets from an atomic queue that orders them as
+stats(g), apply(g - LAG), stats(g + 1), ...; an apply item waits (spin on an acquire load) until its
+group is merged, then normalizes its tile. A waiting item's group has all its stats items already
+dequeued by running programs that never wait, so there is no deadlock whatever the residency, and under
+the interpreter (programs run one after another) nothing ever waits. With groups sized to a fraction
+of L2 the apply items re-read x from L2. The group's last stats item also writes the saved
+statistics and updates the running statistics on device (momentum ``None``: factor
+1/num_batches_tracked read from device memory), so there is no host synchronization.
+
+Training backward is the same with (Σg, Σg·x̂) sums items and dx items. Frozen/eval backward is one
+pass (dx, plus sums partials for dγ, dβ when they are needed). Evaluation forward is one pass.
+
+All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
+tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import NamedTuple
+
+import torch
+import triton
+import triton.language as tl
+
+from . import config
+
+# Item kinds of the fused kernels.
+_STATS = tl.constexpr(0)
+_APPLY = tl.constexpr(1)
+
+
+@triton.jit
+def _hl(hi, lo, ACC: tl.constexpr):
+    """A host float passed as an fp32 (hi, lo) pair, rebuilt in the accumulation dtype (exact for fp64)."""
+    return tl.cast(hi, ACC) + tl.cast(lo, ACC)
+
+
+@triton.jit
+def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
+    """Chan's merge of two (count, mean, M2) triples; a side with count 0 is an exact no-op."""
+    n = n_a + n_b
+    w = tl.where(n_b > 0, n_b / tl.where(n > 0, n, 1.0), 0.0)
+    delta = tl.where(n_b > 0, mean_b - mean_a, 0.0)
+    mean = mean_a + delta * w
+    m2 = m2_a + tl.where(n_b > 0, m2_b + delta * delta * (n_a * w), 0.0)
+    return n, mean, m2
+
+
+@triton.jit
+def _tile_offsets(c, v, sn, sc, ss, S: tl.constexpr, FLAT: tl.constexpr):
+    """Element offsets of the [CB, BS] tile of channels ``c`` and inner indices ``v``."""
+    if FLAT:
+        return v[None, :] * ss + c[:, None]
+    else:
+        n = v // S
+        s = v - n * S
+        return n[None, :] * sn + c[:, None] * sc + s[None, :]
+
+
+@triton.jit
+def _decode_item(i, cb0, SPLIT, NCB_G):
+    """Item ``i`` of the group whose first channel block is ``cb0``: (channel block, chunk)."""
+    return cb0 + i % NCB_G, i // NCB_G
+
+
+@triton.jit
+def _channel_shift(x_ptr, c, cmask, sc, ACC: tl.constexpr):
+    """The per-channel shift K = x[0, c, 0] (0 when not finite), in the accumulation dtype."""
+    k = tl.load(x_ptr + c * sc, mask=cmask, other=0.0).to(ACC)
+    return tl.where(tl.abs(k) < float("inf"), k, 0.0)
+
+
+@triton.jit
+def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX: tl.constexpr, S: tl.constexpr,
+                FLAT: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, ACC: tl.constexpr):
+    """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1)."""
+    ar = tl.arange(0, BS).to(IDX)
+    cnt = tl.zeros([CB], ACC)
+    mean = tl.zeros([CB], ACC)
+    m2 = tl.zeros([CB], ACC)
+    for vs in range(v0, v1, BS):
+        v = vs + ar
+        m = cmask[:, None] & (v < v1)[None, :]
+        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
+        xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - shift[:, None]
+        nt = tl.minimum(v1 - vs, BS).to(ACC)
+        mt = tl.sum(tl.where(m, xv, 0.0), 1) / nt
+        d = tl.where(m, xv - mt[:, None], 0.0)
+        m2t = tl.sum(d * d, 1)
+        cnt, mean, m2 = _chan(cnt, mean, m2, tl.zeros([CB], ACC) + nt, mt, m2t)
+    return cnt, mean, m2
+
+
+@triton.jit
+def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constexpr, CB: tl.constexpr,
+                    ACC: tl.constexpr):
+    """Merge partials [count, mean, M2] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1), MS at a
+    time (fixed-shape sums, chunks folded left to right: the same order whoever runs it)."""
+    cnt = tl.zeros([CB], ACC)
+    mean = tl.zeros([CB], ACC)
+    m2 = tl.zeros([CB], ACC)
+    js = tl.arange(0, MS)
+    for jb in range(j0, j1, MS):
+        j = jb + js
+        m = cmask[:, None] & (j < j1)[None, :]
+        p = part_ptr + c[:, None] * stride_c + j[None, :]
+        pn = tl.load(p, mask=m, other=0.0, cache_modifier=".cg")
+        pm = tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg")
+        pq = tl.load(p + 2 * stride_q, mask=m, other=0.0, cache_modifier=".cg")
+        # The multi-way form of Chan's merge: n = Σn_j, mean = Σn_j·mean_j / n,
+        # M2 = Σ(M2_j + n_j·(mean_j - mean)²) — deviations from the merged mean, fixed-shape sums.
+        bn = tl.sum(pn, 1)
+        bm = tl.sum(pn * pm, 1) / tl.where(bn > 0, bn, 1.0)
+        dm = tl.where(m, pm - bm[:, None], 0.0)
+        bq = tl.sum(pq + pn * dm * dm, 1)
+        cnt, mean, m2 = _chan(cnt, mean, m2, bn, bm, bq)
+    return cnt, mean, m2
+
+
+@triton.jit
+def _sum_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constexpr, CB: tl.constexpr,
+                  ACC: tl.constexpr):
+    """Sum partials [a, b] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1): fixed tree."""
+    sa = tl.zeros([CB], ACC)
+    sb = tl.zeros([CB], ACC)
+    js = tl.arange(0, MS)
+    for jb in range(j0, j1, MS):
+        j = jb + js
+        m = cmask[:, None] & (j < j1)[None, :]
+        p = part_ptr + c[:, None] * stride_c + j[None, :]
+        sa += tl.sum(tl.load(p, mask=m, other=0.0, cache_modifier=".cg"), 1)
+        sb += tl.sum(tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg"), 1)
+    return sa, sb
+
+
+@triton.jit
+def _arrive(counter_ptr, expected):
+    """Count this program in at ``counter_ptr``; True for the last of ``expected`` arrivals.
+
+    The barrier makes every thread's earlier stores precede the release of the atomic (the pattern
+    of a grid barrier); acq_rel lets the last arriver read what the others wrote.
+    """
+    tl.debug_barrier()
+    old = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")
+    return old == expected - 1
+
+
+@triton.jit
+def _wait_ready(flag_ptr):
+    """Spin until the flag at ``flag_ptr`` is non-zero (acquire)."""
+    while tl.atomic_add(flag_ptr, 0, sem="acquire", scope="gpu") == 0:
+        pass
+    tl.debug_barrier()
+
+
+@triton.jit
+def _schedule(t, G, K, LAG):
+    """Ticket ``t`` of the fused schedule -> (kind, group, item in group).
+
+    Order: stats(0..L-1), then rounds [stats(g), apply(g - L)] for g = L..G-1, then apply(G-L..G-1),
+    with L = min(LAG, G); every group has K stats items and K apply items.
+    """
+    L = tl.minimum(LAG, G)
+    t1 = L * K
+    mid = (G - L) * 2 * K
+    kind = _STATS
+    g = t // K
+    i = t % K
+    if t >= t1:
+        u = t - t1
+        if u < mid:
+            r = u // (2 * K)
+            w = u % (2 * K)
+            if w < K:
+                g = L + r
+                i = w
+            else:
+                kind = _APPLY
+                g = r
+                i = w - K
+        else:
+            u2 = u - mid
+            kind = _APPLY
+            g = G - L + u2 // K
+            i = u2 % K
+    return kind, g, i
+
+
+@triton.jit
+def _load_param(p_ptr, c, cmask, HAS: tl.constexpr, default: tl.constexpr, ACC: tl.constexpr):
+    if HAS:
+        return tl.load(p_ptr + c, mask=cmask, other=default).to(ACC)
+    else:
+        return tl.full(c.shape, default, ACC)
+
+
+# ----------------------------------------------------------------------------------------------- forward
+
+
+@triton.jit
+def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, sn, sc, ss,
+                 IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, BS: tl.constexpr, HAS_Z: tl.constexpr,
+                 RELU: tl.constexpr, ACC: tl.constexpr):
+    """y = act(((x - shift) - mrel)·scale + beta + z) over channels ``c`` and inner range [v0, v1)."""
+    ar = tl.arange(0, BS).to(IDX)
+    for vs in range(v0, v1, BS):
+        v = vs + ar
+        m = cmask[:, None] & (v < v1)[None, :]
+        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
+        xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
+        yv = ((xv - shift[:, None]) - mrel[:, None]) * scale[:, None] + beta[:, None]
+        if HAS_Z:
+            yv += tl.load(z_ptr + off, mask=m, other=0.0).to(ACC)
+        if RELU:
+            yv = tl.where(yv < 0, 0.0, yv)  # NaN passes, as through torch.relu
+        tl.store(y_ptr + off, yv.to(y_ptr.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def _bn_fwd_fused_kernel(
+    x_ptr, y_ptr, z_ptr, w_ptr, b_ptr,
+    out_a_ptr, out_b_ptr, out_c_ptr,  # FUSED: shift, mean_rel, invstd;  STATS_ONLY: mean, M2 (c unused)
+    rm_ptr, rv_ptr, nbt_ptr,
+    part_ptr, sync_ptr,
+    C, V, VPI, SPLIT, NSUB, G, CG, NCB_G, LAG,
+    sn, sc, ss,
+    mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
+    S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr, MC: tl.constexpr,
+    STATS_ONLY: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
+    RELU: tl.constexpr, FIX_GAMMA: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
+):
+    """Training forward (statistics + merge + running update + normalize) or, STATS_ONLY, the statistics.
+
+    Partials: part_ptr[3, C, SPLIT] (count, mean, M2 of x - K per item), then part_ptr[3, C, NSUB] at
+    offset 3·C·SPLIT (per sub-group of MSUB chunks). sync_ptr (int32, zeroed): [queue, sub-group
+    counters (NCB·NSUB), group counters (G), ready flags (G)].
+    """
+    K = NCB_G * SPLIT
+    NCB = G * NCB_G
+    if STATS_ONLY:
+        kind = _STATS
+        g = tl.program_id(0) // K
+        i = tl.program_id(0) % K
+    else:
+        t = tl.atomic_add(sync_ptr, 1)
+        kind, g, i = _schedule(t, G, K, LAG)
+    cb, j = _decode_item(i, g * NCB_G, SPLIT, NCB_G)
+    c = cb * CB + tl.arange(0, CB)
+    cmask = c < C
+    v0 = j.to(IDX) * VPI
+    v1 = tl.minimum(v0 + VPI, V)
+    p2_ptr = part_ptr + 3 * C * SPLIT
+    sub_ptr = sync_ptr + 1
+    grp_ptr = sub_ptr + NCB * NSUB
+    ready_ptr = grp_ptr + G
+    if kind == _STATS:
+        shift = _channel_shift(x_ptr, c, cmask, sc, ACC)
+        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX, S, FLAT, CB, BS, ACC)
+        p = part_ptr + c * SPLIT + j
+        tl.store(p, cnt, mask=cmask)
+        tl.store(p + C * SPLIT, mean, mask=cmask)
+        tl.store(p + 2 * C * SPLIT, m2, mask=cmask)
+        jj = j // MSUB
+        j0 = jj * MSUB
+        j1 = tl.minimum(j0 + MSUB, SPLIT)
+        if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
+            # Last item of the sub-group: merge its MSUB partials into one (fixed tree).
+            sn_, sm_, sq_ = _merge_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
+            q = p2_ptr + c * NSUB + jj
+            tl.store(q, sn_, mask=cmask)
+            tl.store(q + C * NSUB, sm_, mask=cmask)
+            tl.store(q + 2 * C * NSUB, sq_, mask=cmask)
+            if _arrive(grp_ptr + g, NCB_G * NSUB):
+                # Last sub-group of the group: final statistics of its channels.
+                for cc in range(g * CG, tl.minimum(g * CG + CG, C), MC):
+                    cf = cc + tl.arange(0, MC)
+                    cfm = (cf < C) & (cf < g * CG + CG)
+                    _, fmean, fm2 = _merge_partials(p2_ptr, cf, cfm, 0, NSUB, C * NSUB, NSUB, MS, MC, ACC)
+                    k = _channel_shift(x_ptr, cf, cfm, sc, ACC)
+                    full_mean = k + fmean
+                    if STATS_ONLY:
+                        tl.store(out_a_ptr + cf, full_mean.to(out_a_ptr.dtype.element_ty), mask=cfm)
+                        tl.store(out_b_ptr + cf, fm2.to(out_b_ptr.dtype.element_ty), mask=cfm)
+                    else:
+                        count = _hl(cnt_hi, cnt_lo, ACC)
+                        var = fm2 / count
+                        rstd = 1.0 / tl.sqrt_rn(var + _hl(eps_hi, eps_lo, ACC))
+                        tl.store(out_a_ptr + cf, k, mask=cfm)
+                        tl.store(out_b_ptr + cf, fmean, mask=cfm)
+                        tl.store(out_c_ptr + cf, rstd, mask=cfm)
+                        if UPDATE_RUNNING:
+                            if MOMENTUM_NONE:
+                                f = 1.0 / tl.load(nbt_ptr).to(ACC)
+                            else:
+                                f = _hl(mom_hi, mom_lo, ACC)
+                            rm = tl.load(rm_ptr + cf, mask=cfm, other=0.0).to(ACC)
+                            rv = tl.load(rv_ptr + cf, mask=cfm, other=0.0).to(ACC)
+                            unbiased = fm2 / (count - 1.0)
+                            tl.store(rm_ptr + cf, ((1.0 - f) * rm + f * full_mean).to(rm_ptr.dtype.element_ty),
+                                     mask=cfm)
+                            tl.store(rv_ptr + cf, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty),
+                                     mask=cfm)
+                if not STATS_ONLY:
+                    tl.debug_barrier()
+                    tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+    else:
+        _wait_ready(ready_ptr + g)
+        shift = tl.load(out_a_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
+        mrel = tl.load(out_b_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
+        rstd = tl.load(out_c_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
+        if FIX_GAMMA:
+            scale = rstd
+        else:
+            scale = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
+        beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
+        _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, sn, sc, ss,
+                     IDX, S, FLAT, BS, HAS_Z, RELU, ACC)
+
+
+@triton.jit
+def _bn_apply_kernel(
+    x_ptr, y_ptr, z_ptr, w_ptr, b_ptr,
+    mean_ptr, mrel_ptr, sd_ptr,  # sd: invstd, or the variance when IS_VAR
+    save_mean_ptr, save_rstd_ptr,
+    C, V, VPI, SPLIT,
+    sn, sc, ss, eps_hi, eps_lo,
+    S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr,
+    HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr,
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, FIX_GAMMA: tl.constexpr,
+):
+    """One pass: y = act(w·((x - mean) - mean_rel)·invstd + b + z). With IS_VAR, invstd = 1/sqrt(var + eps)
+    (evaluation from running statistics); SAVE writes mean and invstd out for the backward."""
+    pid = tl.program_id(0)
+    cb = pid % tl.cdiv(C, CB)
+    j = pid // tl.cdiv(C, CB)
+    c = cb * CB + tl.arange(0, CB)
+    cmask = c < C
+    mean = tl.load(mean_ptr + c, mask=cmask, other=0.0).to(ACC)
+    if HAS_MREL:
+        mrel = tl.load(mrel_ptr + c, mask=cmask, other=0.0).to(ACC)
+    else:
+        mrel = tl.zeros([CB], ACC)
+    sd = tl.load(sd_ptr + c, mask=cmask, other=1.0).to(ACC)
+    if IS_VAR:
+        rstd = 1.0 / tl.sqrt_rn(sd + _hl(eps_hi, eps_lo, ACC))
+    else:
+        rstd = sd
+    if SAVE:
+        if j == 0:
+            tl.store(save_mean_ptr + c, mean, mask=cmask)
+            tl.store(save_rstd_ptr + c, rstd, mask=cmask)
+    if FIX_GAMMA:
+        scale = rstd
+    else:
+        scale = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
+    beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
+    v0 = j.to(IDX) * VPI
+    v1 = tl.minimum(v0 + VPI, V)
+    _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, sn, sc, ss,
+                 IDX, S, FLAT, BS, HAS_Z, RELU, ACC)
+
+
+# ---------------------------------------------------------------------------------------------- backward
+
+
+@triton.jit
+def _masked_grad(dy_ptr, y_ptr, off, m, RELU: tl.constexpr, ACC: tl.constexpr):
+    """g = dy, zeroed where the ReLU output is <= 0 (a NaN output lets the gradient through)."""
+    g = tl.load(dy_ptr + off, mask=m, other=0.0).to(ACC)
+    if RELU:
+        yv = tl.load(y_ptr + off, mask=m, other=1.0).to(ACC)
+        g = tl.where(yv <= 0, 0.0, g)
+    return g
+
+
+@triton.jit
+def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
+               sn, sc, ss, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, CB: tl.constexpr,
+               BS: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr, DX: tl.constexpr,
+               DX_TRAIN: tl.constexpr, DZ: tl.constexpr, ACC: tl.constexpr):
+    """Over channels ``c`` and inner range [v0, v1): with SUMS, return (Σg, Σg·x̂); with DX, write
+    dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ."""
+    NEED_X: tl.constexpr = SUMS or (DX and DX_TRAIN)
+    ar = tl.arange(0, BS).to(IDX)
+    sg = tl.zeros([CB], ACC)
+    sgx = tl.zeros([CB], ACC)
+    for vs in range(v0, v1, BS):
+        v = vs + ar
+        m = cmask[:, None] & (v < v1)[None, :]
+        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
+        g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC)
+        if NEED_X:
+            xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
+            xh = ((xv - shift[:, None]) - mrel[:, None]) * rstd[:, None]
+        if SUMS:
+            sg += tl.sum(g, 1)
+            sgx += tl.sum(tl.where(m, g * xh, 0.0), 1)
+        if DX:
+            if DX_TRAIN:
+                dx = k1[:, None] * g + (k2[:, None] + k3[:, None] * xh)
+            else:
+                dx = k1[:, None] * g
+            tl.store(dx_ptr + off, dx.to(dx_ptr.dtype.element_ty), mask=m)
+            if DZ:
+                tl.store(dz_ptr + off, g.to(dz_ptr.dtype.element_ty), mask=m)
+    return sg, sgx
+
+
+@triton.jit
+def _bn_bwd_fused_kernel(
+    dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
+    shift_ptr, mrel_ptr, rstd_ptr,
+    dw_ptr, db_ptr, sums_ptr,  # sums_ptr: fp32/fp64 [2, C] (Σg, Σg·x̂) out
+    part_ptr, sync_ptr,
+    C, V, VPI, SPLIT, NSUB, G, CG, NCB_G, LAG,
+    sn, sc, ss, cnt_hi, cnt_lo, eps_hi, eps_lo,
+    S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr, MC: tl.constexpr,
+    MODE: tl.constexpr,  # 0: training (sums, then dx), 1: sums only, 2: frozen (dx and sums in one pass)
+    IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
+    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
+    WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr,
+):
+    """Backward with parameter sums. Partials part_ptr[2, C, SPLIT] then [2, C, NSUB]; sync as forward.
+
+    Training: dx = w·invstd·(g - Σg/n - x̂·Σg·x̂/n), dz = g. Frozen: dx = w·invstd·g. Both write
+    dw = Σg·x̂ (0 under FIX_GAMMA) and db = Σg when asked, and the fp32 sums to sums_ptr.
+    """
+    K = NCB_G * SPLIT
+    NCB = G * NCB_G
+    if MODE == 0:
+        t = tl.atomic_add(sync_ptr, 1)
+        kind, g, i = _schedule(t, G, K, LAG)
+    else:
+        kind = _STATS
+        g = tl.program_id(0) // K
+        i = tl.program_id(0) % K
+    cb, j = _decode_item(i, g * NCB_G, SPLIT, NCB_G)
+    c = cb * CB + tl.arange(0, CB)
+    cmask = c < C
+    v0 = j.to(IDX) * VPI
+    v1 = tl.minimum(v0 + VPI, V)
+    p2_ptr = part_ptr + 2 * C * SPLIT
+    sub_ptr = sync_ptr + 1
+    grp_ptr = sub_ptr + NCB * NSUB
+    ready_ptr = grp_ptr + G
+    shift = tl.load(shift_ptr + c, mask=cmask, other=0.0).to(ACC)
+    if HAS_MREL:
+        mrel = tl.load(mrel_ptr + c, mask=cmask, other=0.0).to(ACC)
+    else:
+        mrel = tl.zeros([CB], ACC)
+    sd = tl.load(rstd_ptr + c, mask=cmask, other=1.0).to(ACC)
+    if IS_VAR:
+        rstd = 1.0 / tl.sqrt_rn(sd + _hl(eps_hi, eps_lo, ACC))
+    else:
+        rstd = sd
+    if FIX_GAMMA:
+        k1 = rstd
+    else:
+        k1 = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
+    if kind == _STATS:
+        if MODE == 2:
+            sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
+                                 v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, True, True, False, DZ, ACC)
+        else:
+            sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
+                                 v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, True, False, False, False, ACC)
+        p = part_ptr + c * SPLIT + j
+        tl.store(p, sg, mask=cmask)
+        tl.store(p + C * SPLIT, sgx, mask=cmask)
+        jj = j // MSUB
+        j0 = jj * MSUB
+        j1 = tl.minimum(j0 + MSUB, SPLIT)
+        if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
+            a, b = _sum_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
+            q = p2_ptr + c * NSUB + jj
+            tl.store(q, a, mask=cmask)
+            tl.store(q + C * NSUB, b, mask=cmask)
+            if _arrive(grp_ptr + g, NCB_G * NSUB):
+                for cc in range(g * CG, tl.minimum(g * CG + CG, C), MC):
+                    cf = cc + tl.arange(0, MC)
+                    cfm = (cf < C) & (cf < g * CG + CG)
+                    fa, fb = _sum_partials(p2_ptr, cf, cfm, 0, NSUB, C * NSUB, NSUB, MS, MC, ACC)
+                    tl.store(sums_ptr + cf, fa, mask=cfm)
+                    tl.store(sums_ptr + C + cf, fb, mask=cfm)
+                    if WRITE_DB:
+                        tl.store(db_ptr + cf, fa.to(db_ptr.dtype.element_ty), mask=cfm)
+                    if WRITE_DW:
+                        if FIX_GAMMA:
+                            fb = fb * 0.0
+                        tl.store(dw_ptr + cf, fb.to(dw_ptr.dtype.element_ty), mask=cfm)
+                if MODE == 0:
+                    tl.debug_barrier()
+                    tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+    else:
+        _wait_ready(ready_ptr + g)
+        fa = tl.load(sums_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
+        fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0, cache_modifier=".cg")
+        count = _hl(cnt_hi, cnt_lo, ACC)
+        k2 = -k1 * (fa / count)
+        k3 = -k1 * (fb / count)
+        _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3,
+                   v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, False, True, True, DZ, ACC)
+
+
+@triton.jit
+def _bn_bwd_dx_kernel(
+    dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
+    mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr,
+    C, V, VPI, SPLIT,
+    sn, sc, ss, cnt_hi, cnt_lo, eps_hi, eps_lo,
+    S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr,
+    TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
+    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
+):
+    """One pass of dx (and dz = g): TRAIN from given sums sums_ptr[2, C] and count (a float, or a device
+    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g."""
+    pid = tl.program_id(0)
+    cb = pid % tl.cdiv(C, CB)
+    j = pid // tl.cdiv(C, CB)
+    c = cb * CB + tl.arange(0, CB)
+    cmask = c < C
+    sd = tl.load(sd_ptr + c, mask=cmask, other=1.0).to(ACC)
+    if IS_VAR:
+        rstd = 1.0 / tl.sqrt_rn(sd + _hl(eps_hi, eps_lo, ACC))
+    else:
+        rstd = sd
+    if FIX_GAMMA:
+        k1 = rstd
+    else:
+        k1 = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
+    v0 = j.to(IDX) * VPI
+    v1 = tl.minimum(v0 + VPI, V)
+    if TRAIN:
+        mean = tl.load(mean_ptr + c, mask=cmask, other=0.0).to(ACC)
+        if HAS_MREL:
+            mrel = tl.load(mrel_ptr + c, mask=cmask, other=0.0).to(ACC)
+        else:
+            mrel = tl.zeros([CB], ACC)
+        if COUNT_PTR:
+            n = tl.load(count_ptr).to(ACC)
+        else:
+            n = _hl(cnt_hi, cnt_lo, ACC)
+        fa = tl.load(sums_ptr + c, mask=cmask, other=0.0).to(ACC)
+        fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0).to(ACC)
+        k2 = -k1 * (fa / n)
+        k3 = -k1 * (fb / n)
+        _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, mean, mrel, rstd, k1, k2, k3,
+                   v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, False, True, True, DZ, ACC)
+    else:
+        _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, rstd, rstd, rstd, k1, k1, k1,
+                   v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, False, True, False, DZ, ACC)
+
+
+# ------------------------------------------------------------------------------------- SyncBN stage pieces
+
+
+@triton.jit
+def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_out_ptr, var_out_ptr,
+                           R, C, CB: tl.constexpr, ACC: tl.constexpr):
+    """Fold R shards' (count, mean, M2) left to right with Chan's formula (empty shards skipped; the first
+    non-empty shard taken as it is), then var = M2 / count (0 for an empty total)."""
+    c = tl.program_id(0) * CB + tl.arange(0, CB)
+    cmask = c < C
+    n = tl.zeros([CB], ACC)
+    mean = tl.zeros([CB], ACC)
+    m2 = tl.zeros([CB], ACC)
+    for r in range(0, R):
+        nb = tl.load(counts_ptr + r).to(ACC)
+        mb = tl.load(means_ptr + r * C + c, mask=cmask, other=0.0).to(ACC)
+        qb = tl.load(m2s_ptr + r * C + c, mask=cmask, other=0.0).to(ACC)
+        tot = n + nb
+        w = nb / tl.where(tot > 0, tot, 1.0)
+        delta = mb - mean
+        take = nb > 0
+        first = n == 0
+        mean = tl.where(take, tl.where(first, mb, mean + delta * w), mean)
+        m2 = tl.where(take, tl.where(first, qb, m2 + qb + delta * delta * (n * w)), m2)
+        n = tot
+    var = tl.where(n > 0, m2 / tl.where(n > 0, n, 1.0), 0.0)
+    tl.store(mean_out_ptr + c, mean.to(mean_out_ptr.dtype.element_ty), mask=cmask)
+    tl.store(var_out_ptr + c, var.to(var_out_ptr.dtype.element_ty), mask=cmask)
+    if tl.program_id(0) == 0:
+        tl.store(count_out_ptr, tl.max(n, 0).to(count_out_ptr.dtype.element_ty))
+
+
+@triton.jit
+def _bn_update_running_kernel(rm_ptr, rv_ptr, mean_ptr, var_ptr, count_ptr, nbt_ptr, C,
+                              cnt_hi, cnt_lo, mom_hi, mom_lo,
+                              CB: tl.constexpr, ACC: tl.constexpr, COUNT_PTR: tl.constexpr,
+                              MOMENTUM_NONE: tl.constexpr):
+    """running ← (1 - f)·running + f·batch, with the unbiased var·n/(n - 1); unchanged when n == 0."""
+    c = tl.program_id(0) * CB + tl.arange(0, CB)
+    cmask = c < C
+    if COUNT_PTR:
+        n = tl.load(count_ptr).to(ACC)
+    else:
+        n = _hl(cnt_hi, cnt_lo, ACC)
+    if MOMENTUM_NONE:
+        f = 1.0 / tl.load(nbt_ptr).to(ACC)
+    else:
+        f = _hl(mom_hi, mom_lo, ACC)
+    upd = cmask & (n > 0)
+    rm = tl.load(rm_ptr + c, mask=upd, other=0.0).to(ACC)
+    rv = tl.load(rv_ptr + c, mask=upd, other=0.0).to(ACC)
+    mean = tl.load(mean_ptr + c, mask=upd, other=0.0).to(ACC)
+    var = tl.load(var_ptr + c, mask=upd, other=0.0).to(ACC)
+    unbiased = var * (n / (n - 1.0))
+    tl.store(rm_ptr + c, ((1.0 - f) * rm + f * mean).to(rm_ptr.dtype.element_ty), mask=upd)
+    tl.store(rv_ptr + c, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty), mask=upd)
+
+
+# ---------------------------------------------------------------------------------------------- launchers
+
+
+class View(NamedTuple):
+    """How the kernels address a (N, C, *) tensor (see the module docstring)."""
+
+    x: torch.Tensor  # the tensor the kernels read: the input itself, or its one documented copy
+    flat: bool  # rows of C (channels-last, or no spatial extent) vs NCHW-contiguous
+    c: int
+    v: int  # inner indices per channel: N·S
+    s: int  # spatial size S (1 when flat)
+    sn: int
+    sc: int
+    ss: int
+
+
+def _same_layout(t: torch.Tensor, ref: torch.Tensor) -> bool:
+    if t.shape != ref.shape:
+        return False
+    return all(a == b for a, b, n in zip(t.stride(), ref.stride(), ref.shape, strict=True) if n > 1)
+
+
+def in_layout(t: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+    """``t`` (shape of ``ref``) with ``ref``'s memory layout: itself when it has it, else one copy."""
+    if _same_layout(t, ref):
+        return t
+    return torch.empty_like(ref, dtype=t.dtype).copy_(t)
+
+
+def view(x: torch.Tensor) -> View:
+    """The kernels' view of ``x``: NCHW-contiguous and channels-last (any rank, incl. (N, C) and (N, C, L)
+    with strides (L·C, 1, C)) are read in place; any other strides take one ``.contiguous()`` copy."""
+    n, c = x.shape[0], x.shape[1]
+    s = math.prod(x.shape[2:])
+    perm = (0, *range(2, x.dim()), 1)
+    if not (s > 1 and x.is_contiguous()) and not x.permute(perm).is_contiguous():
+        x = x.contiguous()
+    if s > 1 and x.is_contiguous():
+        return View(x, False, c, n * s, s, c * s, s, 1)
+    return View(x, True, c, n * s, 1, 0, 1, c)
+
+
+def _acc(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+_TL = {torch.float32: tl.float32, torch.float64: tl.float64}
+
+
+def _hilo(v: float) -> tuple[float, float]:
+    hi = struct.unpack("f", struct.pack("f", v))[0]
+    return hi, float(v) - hi
+
+
+def _idx(xv: View, bs: int, cb: int) -> tl.dtype:
+    return tl.int64 if xv.x.numel() + 2 * bs * cb * max(1, xv.sc) >= 2**31 else tl.int32
+
+
+def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
+    return torch.zeros(1 + plan.groups * plan.ncb_g * plan.nsub + 2 * plan.groups, dtype=torch.int32,
+                       device=device)
+
+
+def _geom(xv: View, plan: config.BatchNormPlan) -> dict:
+    return dict(S=xv.s, FLAT=xv.flat, IDX=_idx(xv, plan.bs, plan.cb), CB=plan.cb, BS=plan.bs,
+                num_warps=plan.num_warps)
+
+
+def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, running_var, nbt,
+                  momentum: float | None, eps: float, fix_gamma: bool, relu: bool):
+    """Fused training forward into ``y``; returns the saved (shift, mean_rel, invstd) and updates the
+    running statistics in place when given (momentum None: factor 1/nbt read on device)."""
+    acc = _acc(xv.x.dtype)
+    c, v = xv.c, xv.v
+    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "fused", "fwd")
+    dev = xv.x.device
+    shift = torch.empty(c, dtype=acc, device=dev)
+    mrel = torch.empty(c, dtype=acc, device=dev)
+    rstd = torch.empty(c, dtype=acc, device=dev)
+    part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
+    sync = _sync(plan, dev)
+    k = plan.ncb_g * plan.split
+    update = running_mean is not None
+    mh, ml = _hilo(0.0 if momentum is None else momentum)
+    eh, el = _hilo(eps)
+    ch, cl = _hilo(float(v))
+    _bn_fwd_fused_kernel[(2 * plan.groups * k,)](
+        xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
+        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.cg, plan.ncb_g, plan.lag,
+        xv.sn, xv.sc, xv.ss, mh, ml, eh, el, ch, cl,
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MC=plan.mc, STATS_ONLY=False,
+        HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
+        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, **_geom(xv, plan))
+    return shift, mrel, rstd
+
+
+def stats(xv: View) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-channel (mean, M2) of x in the accumulation dtype (one launch, merged on device)."""
+    acc = _acc(xv.x.dtype)
+    c, v = xv.c, xv.v
+    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "stream", "fwd")
+    dev = xv.x.device
+    mean = torch.empty(c, dtype=acc, device=dev)
+    m2 = torch.empty(c, dtype=acc, device=dev)
+    part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
+    sync = _sync(plan, dev)
+    _bn_fwd_fused_kernel[(plan.groups * plan.ncb_g * plan.split,)](
+        xv.x, xv.x, None, None, None, mean, m2, m2, None, None, None, part, sync,
+        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.cg, plan.ncb_g, plan.lag,
+        xv.sn, xv.sc, xv.ss, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0,
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MC=plan.mc, STATS_ONLY=True,
+        HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
+        MOMENTUM_NONE=False, **_geom(xv, plan))
+    return mean, m2
+
+
+def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var: bool, eps: float,
+          fix_gamma: bool, relu: bool, save: bool):
+    """One pass y = act(w·((x - mean) - mrel)·invstd + b + z) (invstd = 1/sqrt(sd + eps) when ``is_var``).
+    With ``save`` returns (mean, invstd) copies in the accumulation dtype for the backward."""
+    acc = _acc(xv.x.dtype)
+    c, v = xv.c, xv.v
+    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "stream", "fwd")
+    ncb = -(-c // plan.cb)
+    save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
+    save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
+    eh, el = _hilo(eps)
+    _bn_apply_kernel[(ncb * plan.split,)](
+        xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd,
+        c, v, plan.vpi, plan.split, xv.sn, xv.sc, xv.ss, eh, el,
+        ACC=_TL[acc], HAS_MREL=mrel is not None, IS_VAR=is_var, SAVE=save,
+        HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=fix_gamma,
+        **_geom(xv, plan))
+    return save_mean, save_rstd
+
+
+def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_var: bool, eps: float,
+             fix_gamma: bool, relu: bool, dw, db):
+    """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx, one launch), "sums" (sums
+    only) or "frozen" (dx = w·invstd·g and the sums in one pass). Writes dx/dz/dw/db when given; returns
+    the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂)."""
+    acc = _acc(xv.x.dtype)
+    c, v = xv.c, xv.v
+    streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
+    kind = "fused" if mode == "train" else "stream"
+    plan = config.batch_norm_plan(xv.flat, c, v, streams, kind, "bwd")
+    dev = xv.x.device
+    sums = torch.empty(2 * c, dtype=acc, device=dev)
+    part = torch.empty(2 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
+    sync = _sync(plan, dev)
+    k = plan.ncb_g * plan.split
+    grid = (2 if mode == "train" else 1) * plan.groups * k
+    ch, cl = _hilo(float(v))
+    eh, el = _hilo(eps)
+    _bn_bwd_fused_kernel[(grid,)](
+        dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync,
+        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.cg, plan.ncb_g, plan.lag,
+        xv.sn, xv.sc, xv.ss, ch, cl, eh, el,
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MC=plan.mc, MODE={"train": 0, "sums": 1, "frozen": 2}[mode],
+        IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
+        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, **_geom(xv, plan))
+    return sums
+
+
+def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *, train: bool, is_var: bool,
+                eps: float, fix_gamma: bool, relu: bool) -> None:
+    """One pass of dx (and dz = g): training from the given sums [2, C] and ``count`` (a number or a
+    device scalar tensor), or frozen dx = w·invstd·g."""
+    acc = _acc(xv.x.dtype)
+    c, v = xv.c, xv.v
+    plan = config.batch_norm_plan(xv.flat, c, v, 1, "stream", "bwd")
+    ncb = -(-c // plan.cb)
+    count_ptr = isinstance(count, torch.Tensor)
+    ch, cl = _hilo(0.0 if count_ptr else float(count))
+    eh, el = _hilo(eps)
+    _bn_bwd_dx_kernel[(ncb * plan.split,)](
+        dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None,
+        c, v, plan.vpi, plan.split, xv.sn, xv.sc, xv.ss, ch, cl, eh, el,
+        ACC=_TL[acc], TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
+        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, **_geom(xv, plan))
+
+
+def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor):
+    """Fixed-order Chan merge of R shards on device -> (count (0-dim), mean [C], biased var [C])."""
+    r, c = means.shape
+    acc = means.dtype
+    count = torch.empty((), dtype=acc, device=means.device)
+    mean = torch.empty(c, dtype=acc, device=means.device)
+    var = torch.empty(c, dtype=acc, device=means.device)
+    cb = min(256, triton.next_power_of_2(max(c, 1)))
+    _bn_merge_stats_kernel[(triton.cdiv(c, cb),)](counts, means, m2s, count, mean, var, r, c, CB=cb,
+                                                  ACC=_TL[acc], num_warps=4)
+    return count, mean, var
+
+
+def update_running(running_mean, running_var, mean, var, count, momentum: float | None, nbt) -> None:
+    """In place: running ← (1 - f)·running + f·(mean, var·n/(n - 1)); f = momentum or 1/nbt (on device)."""
+    c = running_mean.numel()
+    acc = _acc(mean.dtype)
+    cb = min(256, triton.next_power_of_2(max(c, 1)))
+    count_ptr = isinstance(count, torch.Tensor)
+    ch, cl = _hilo(0.0 if count_ptr else float(count))
+    mh, ml = _hilo(0.0 if momentum is None else momentum)
+    _bn_update_running_kernel[(triton.cdiv(c, cb),)](
+        running_mean, running_var, mean, var, count if count_ptr else None, nbt, c, ch, cl, mh, ml,
+        CB=cb, ACC=_TL[acc], COUNT_PTR=count_ptr, MOMENTUM_NONE=momentum is None, num_warps=4)
