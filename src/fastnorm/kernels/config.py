@@ -114,3 +114,80 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
 
 
 # ----------------------------------------------------------------------------- BatchNorm
+# One plan per (layout, C, V, dtypes, kind): channel blocks of CB, tiles [CB, BS], items of VPI inner
+# indices, groups of CG channels sized to a fraction of L2 so that the fused kernels' second read of a
+# group hits L2. See fastnorm/kernels/batch_norm.py for the decomposition and benchmarks/NOTES.md for
+# the measurements behind the numbers.
+
+
+class BatchNormPlan(NamedTuple):
+    cb: int  # channels per tile / item
+    bs: int  # inner indices per tile
+    vpi: int  # inner indices per item (multiple of bs)
+    split: int  # items per channel block
+    msub: int  # items merged per sub-group
+    nsub: int  # sub-groups per channel block
+    cg: int  # channels per group (multiple of cb)
+    groups: int
+    ncb_g: int  # channel blocks per group
+    lag: int  # fused schedule: apply(g - lag) follows stats(g)
+    ms: int  # merge tile width (partials per step)
+    mc: int  # final merge: channels per step
+    num_warps: int
+
+
+#: Elements per tile: forward (one stream) and backward (two or three streams).
+BN_TILE = {"fwd": 4096, "bwd": 2048}
+#: Target elements per item, by kind: fused training kernels keep items small so that the window of
+#: items in flight stays well inside L2; one-pass kernels take larger items.
+BN_ITEM = {"fused": 32768, "stream": 65536}
+#: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes).
+BN_CL_CB = 64
+#: Largest channel block for NCHW items that gather several small channels.
+BN_NCHW_MAX_CB = 16
+#: Bytes of re-read input per group of the fused kernels, and the schedule lag (in groups).
+BN_GROUP_BYTES = 8 << 20
+BN_LAG = 1
+#: Items per sub-group merge and the cap on items per channel block.
+BN_MSUB = 64
+BN_MAX_SPLIT = 4096
+
+
+def _prev_pow2(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+@functools.cache
+def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, direction: str) -> BatchNormPlan:
+    """Plan for ``c`` channels of ``v`` inner indices each.
+
+    ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``:
+    bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused"
+    (training, two item kinds) or "stream" (one pass); ``direction``: "fwd" or "bwd".
+    """
+    tile = BN_TILE[direction]
+    item = BN_ITEM[kind]
+    if flat:
+        cb = min(_next_pow2(c), BN_CL_CB)
+    else:
+        cb = min(_next_pow2(c), BN_NCHW_MAX_CB, _prev_pow2(max(1, item // max(1, v))))
+    bs = max(1, tile // cb)
+    vr = -(-max(v, 1) // bs) * bs
+    vpi = min(vr, max(bs, -(-(item // cb) // bs) * bs))
+    split = -(-max(v, 1) // vpi)
+    if split > BN_MAX_SPLIT:
+        vpi = -(-(-(-v // BN_MAX_SPLIT)) // bs) * bs
+        split = -(-v // vpi)
+    msub = BN_MSUB
+    nsub = -(-split // msub)
+    if kind == "fused":
+        per_block = cb * max(v, 1) * max(1, reread_bytes)
+        cg = cb * max(1, BN_GROUP_BYTES // per_block)
+    else:
+        cg = cb * 8
+    cg = min(cg, -(-c // cb) * cb)
+    groups = -(-c // cg)
+    ms = 64
+    mc = min(_next_pow2(cg), 32)
+    num_warps = 8 if cb * bs >= 4096 else 4
+    return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, ms, mc, num_warps)
