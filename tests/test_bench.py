@@ -1,0 +1,284 @@
+"""The benchmark harness on the CPU: byte counts, tables, plots, JSON, and a suite run end to end.
+
+Figures measured here are CPU wall-clock times of tiny shapes: they test the plumbing, never speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import pytest
+import torch
+
+from fastnorm.bench import batchnorm, common, norms
+from fastnorm.bench.__main__ import main as bench_main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------------------------------------ bytes
+
+
+def test_layer_norm_bytes_by_hand():
+    # bf16 x (2 bytes), bf16 params, 4 rows of 8: fwd = x + y + γ, β + mean, rstd (fp32)
+    assert common.layer_norm_bytes("fwd", 4, 8, 2, 2) == 4 * 8 * 2 * 2 + 2 * 8 * 2 + 2 * 4 * 4
+    # bwd = x, dy, dx + read γ + read mean, rstd + write dγ, dβ
+    assert common.layer_norm_bytes("bwd", 4, 8, 2, 2) == 3 * 4 * 8 * 2 + 8 * 2 + 2 * 4 * 4 + 2 * 8 * 2
+    # no bias: one parameter written in backward, still γ read
+    assert common.layer_norm_bytes("bwd", 4, 8, 2, 2, bias=False) == 3 * 64 + 16 + 32 + 16
+    # no affine at all: neither read nor written
+    assert common.layer_norm_bytes("fwd", 4, 8, 4, 4, weight=False, bias=False) == 2 * 32 * 4 + 2 * 4 * 4
+
+
+def test_rms_norm_bytes_by_hand():
+    assert common.rms_norm_bytes("fwd", 3, 5, 4, 4) == 2 * 15 * 4 + 5 * 4 + 3 * 4
+    assert common.rms_norm_bytes("bwd", 3, 5, 4, 4) == 3 * 15 * 4 + 5 * 4 + 3 * 4 + 5 * 4
+
+
+def test_residual_bytes():
+    plain = common.rms_norm_bytes("fwd", 3, 5, 2, 2)
+    # fused residual: read r (bf16) and write h (fp32) on top
+    assert common.rms_norm_bytes("fwd", 3, 5, 2, 2, residual_size=2, residual_out_size=4) == plain + 15 * (2 + 4)
+    # backward with a residual reads h and dh (h's dtype) instead of x, plus dy and one dx
+    bwd = common.rms_norm_bytes("bwd", 3, 5, 2, 2, residual_size=2, residual_out_size=4)
+    assert bwd == 15 * (2 * 4 + 2 * 2) + 5 * 2 + 3 * 4 + 5 * 2
+    with pytest.raises(ValueError, match="both"):
+        common.rms_norm_bytes("fwd", 3, 5, 2, 2, residual_size=2)
+    with pytest.raises(ValueError, match="direction"):
+        common.norm_bytes("sideways", 1, 1, 1, 1, n_params=1, n_stats=1)
+
+
+def test_batch_norm_bytes_by_hand():
+    e, c, sx, sp = 2 * 3 * 4 * 5, 3, 2, 4
+    assert common.batch_norm_bytes("train_fwd", e, c, sx, sp) == 2 * e * sx + 2 * c * sp + 4 * c * sp + 2 * c * 4
+    assert common.batch_norm_bytes("train_bwd", e, c, sx, sp) == 3 * e * sx + c * sp + 2 * c * 4 + 2 * c * sp
+    assert common.batch_norm_bytes("eval_fwd", e, c, sx, sp) == 2 * e * sx + 4 * c * sp
+    assert common.batch_norm_bytes("frozen_bwd", e, c, sx, sp) == 3 * e * sx + 5 * c * sp
+    with pytest.raises(ValueError, match="mode"):
+        common.batch_norm_bytes("train", e, c, sx, sp)
+
+
+def test_case_bytes_use_the_formulas():
+    case = norms.Case("layernorm", torch.bfloat16, 49152, 1024, "sweep")
+    assert norms.case_bytes(case, "fwd", False) == common.layer_norm_bytes("fwd", 49152, 1024, 2, 2)
+    bcase = batchnorm.Case((8, 4, 3, 3), "channels_last", torch.float32)
+    assert batchnorm.case_bytes(bcase, "eval_fwd") == common.batch_norm_bytes("eval_fwd", 288, 4, 4, 4)
+    assert common.gbps(2_000_000_000, 1000.0) == pytest.approx(2.0)
+
+
+# ----------------------------------------------------------------------------- parsing, timing, measurer
+
+
+def test_parsers():
+    assert common.parse_dtypes("bf16, fp32") == [torch.bfloat16, torch.float32]
+    with pytest.raises(ValueError, match="fp8"):
+        common.parse_dtypes("fp8")
+    assert common.parse_list("backward,fwd,bwd", ("fwd", "bwd"), "--ops", {"backward": "bwd"}) == ["bwd", "fwd"]
+    with pytest.raises(ValueError, match="--ops"):
+        common.parse_list("up", ("fwd", "bwd"), "--ops")
+    assert norms.parse_shapes("1024, 16x4096") == [(norms.SWEEP_ROWS, 1024), (16, 4096)]
+    with pytest.raises(ValueError):
+        norms.parse_shapes("0x3")
+    assert batchnorm.parse_shapes("2x3x4x5,7x3") == [(2, 3, 4, 5), (7, 3)]
+    with pytest.raises(ValueError):
+        batchnorm.parse_shapes("5")
+
+
+def test_cpu_timer_and_copy_bandwidth():
+    timer = common.Timer("cpu", warmup_ms=1, rep_ms=2)
+    assert timer(lambda: torch.ones(10).sum()) > 0
+    copy = common.copy_bandwidth("cpu", timer, nbytes=1 << 20)
+    assert copy["bytes"] == 2 << 20 and copy["gbps"] > 0
+
+
+def test_measurer_records_errors_skips_and_deadline():
+    timer = common.Timer("cpu", warmup_ms=0, rep_ms=1)
+    meter = common.Measurer(timer, copy_gbps=10.0, deadline=common.Deadline(None))
+    ok = meter.time(common.record(impl="a", label="x"), 1000, lambda: None)
+    assert ok["status"] == "ok" and ok["bytes"] == 1000 and ok["pct_copy"] == pytest.approx(100 * ok["gbps"] / 10)
+
+    def boom():
+        raise RuntimeError("kernel exploded\nsecond line")
+
+    err = meter.time(common.record(impl="b", label="x"), 1000, boom)
+    assert err["status"] == "error" and err["error"] == "RuntimeError: kernel exploded"
+    assert meter.lost is None
+    meter.fail(common.record(impl="c", label="y"), RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert meter.lost and "c" in meter.lost
+    after = meter.time(common.record(impl="a", label="z"), 1000, lambda: None)
+    assert after["status"] == "skipped" and "context lost" in after["reason"]
+
+    expired = common.Measurer(timer, 10.0, common.Deadline(0.0))
+    rec = expired.time(common.record(impl="a", label="x"), 1, lambda: None)
+    assert rec["status"] == "skipped" and "time budget" in rec["reason"]
+
+
+# ---------------------------------------------------------------------------------------------- tables
+
+
+def _rec(impl, label, ms, status="ok", **kw):
+    r = common.record(impl=impl, label=label, status=status, **kw)
+    if status == "ok":
+        common.finish_record(r, ms, 1_000_000, copy_gbps=2.0)
+    return r
+
+
+def test_perf_table_speedup_and_notes():
+    recs = [_rec("fastnorm", "a", 0.5), _rec("torch", "a", 1.0), _rec("liger", "a", 0.8),
+            _rec("fastnorm", "b", 2.0), _rec("torch", "b", 1.0),
+            _rec("fastnorm", "c", 1.0), _rec("torch", "c", 0, status="error", error="RuntimeError: no"),
+            _rec("liger", "c", 0, status="skipped", reason="not today"),
+            _rec("torch", "d", 1.0, mismatch=0.5)]
+    text = common.perf_table(recs, lambda r: r["label"], ["fastnorm", "torch", "liger"])
+    lines = text.splitlines()
+    row_a = next(line for line in lines if line.startswith("| a "))
+    assert "1.60× (liger)" in row_a  # best peer 0.8 ms over fastnorm's 0.5 ms
+    row_b = next(line for line in lines if line.startswith("| b "))
+    assert "0.50× (torch)" in row_b
+    row_c = next(line for line in lines if line.startswith("| c "))
+    assert "error" in row_c and row_c.rstrip().endswith("| –                     |")
+    assert "- error in torch: RuntimeError: no (at c)" in text
+    assert "– liger not measured: not today (at c)" in text
+    assert "!" in next(line for line in lines if line.startswith("| d ")) and "max rel. err 0.5" in text
+    # GB/s and % of copy: 1e6 bytes in 0.5 ms = 2 GB/s = 100% of a 2 GB/s copy
+    assert "2 (100%)" in row_a
+
+
+def test_markdown_table_alignment():
+    text = common.markdown_table(["a", "long header"], [["1", "2"], ["333", "4"]])
+    widths = {len(line) for line in text.splitlines()}
+    assert len(widths) == 1
+
+
+# ------------------------------------------------------------------------------------------- plots, JSON
+
+
+def _sweep_records():
+    recs = []
+    for impl, speed in (("fastnorm", 1.0), ("torch", 0.6), ("liger", 0.8)):
+        for n in (256, 1024, 4096):
+            r = common.record(impl=impl, n=n, label=f"49152×{n}", group="sweep")
+            common.finish_record(r, n / 1e5 / speed, 49152 * n * 4, copy_gbps=4000.0)
+            recs.append(r)
+    recs.append(common.record(impl="compile", n=256, label="49152×256", group="sweep", status="error", error="x"))
+    return recs
+
+
+def test_plot_functions_write_pngs(tmp_path):
+    recs = _sweep_records()
+    p1 = common.plot_sweep([("forward", recs), ("backward", recs)], 4000.0, tmp_path / "sweep.png", "synthetic")
+    bars = [dict(r, label=f"s{r['n']}") for r in recs]
+    p2 = common.plot_bars([("train fwd", bars)], tmp_path / "bars.png", "synthetic")
+    for p in (p1, p2):
+        assert p.read_bytes()[:8] == PNG_MAGIC and p.stat().st_size > 5000
+
+
+def test_suite_plots_and_markdown_from_synthetic_docs(tmp_path):
+    recs = [dict(r, dtype="bfloat16", direction=d, rows=49152) for r in _sweep_records() for d in ("fwd", "bwd")]
+    doc = {"suite": "rmsnorm", "title": "RMSNorm", "env": {"device_name": "synthetic"}, "copy": {"gbps": 4000.0},
+           "settings": {"dtypes": ["bfloat16"], "directions": ["fwd", "bwd"], "impls": list(norms.IMPLS),
+                        "sweep_rows": 49152, "residual": False},
+           "unavailable": {"apex": "ModuleNotFoundError"}, "notes": ["a note"], "records": recs}
+    doc["plots"] = norms.plot(doc, tmp_path)
+    assert doc["plots"] == ["rmsnorm_bfloat16.png"]
+    assert (tmp_path / "rmsnorm_bfloat16.png").read_bytes()[:8] == PNG_MAGIC
+    md = norms.markdown(doc)
+    assert "RMSNorm backward (dx, dγ), bfloat16" in md and "apex: not available" in md
+    assert "![rmsnorm_bfloat16.png](rmsnorm_bfloat16.png)" in md
+
+    bn_recs = [dict(r, dtype="float32", layout="nchw", mode=m, label=f"8×64×{r['n']}×1") for r in _sweep_records()
+               for m in ("train_fwd", "eval_fwd")]
+    bdoc = {"suite": "batchnorm", "title": "BatchNorm", "env": {"device_name": "synthetic"}, "copy": {"gbps": 4e3},
+            "settings": {"dtypes": ["float32"], "layouts": ["nchw"], "modes": ["train_fwd", "eval_fwd"],
+                         "impls": list(batchnorm.IMPLS)}, "records": bn_recs}
+    assert batchnorm.plot(bdoc, tmp_path) == ["batchnorm_float32_nchw.png"]
+    assert (tmp_path / "batchnorm_float32_nchw.png").read_bytes()[:8] == PNG_MAGIC
+    assert "8×64×1024×1 train fwd" in batchnorm.markdown(bdoc)
+
+
+def test_json_round_trip(tmp_path):
+    doc = {"suite": "x", "dtype": torch.bfloat16, "shape": (2, 3), "inf": math.inf,
+           "records": [common.record(impl="a", ms=0.125, bytes=10)]}
+    path = common.write_json(doc, tmp_path / "sub" / "x.json")
+    back = common.read_json(path)
+    assert back["dtype"] == "bfloat16" and back["shape"] == [2, 3] and back["inf"] == math.inf
+    assert back["records"] == [{"impl": "a", "ms": 0.125, "bytes": 10, "status": "ok"}]
+
+
+# ------------------------------------------------------------------------------------------- end to end
+
+
+def _args(module, tmp_path, **kw):
+    p = argparse.ArgumentParser()
+    module.add_arguments(p)
+    args = p.parse_args(["--device", "cpu", "--out", str(tmp_path), "--warmup-ms", "0", "--rep-ms", "1",
+                         "--copy-mib", "1"])
+    for k, v in kw.items():
+        setattr(args, k, v)
+    return args
+
+
+def test_norms_suite_end_to_end_on_cpu(tmp_path):
+    args = _args(norms, tmp_path, op="layernorm", shapes="4x40,3x65", dtypes="fp32",
+                 impls="fastnorm,torch,compile,apex")
+    args.compile = "none"
+    doc = norms.run(args)
+    by = {(r["impl"], r["label"], r["direction"]): r for r in doc["records"]}
+    assert set(doc["settings"]["impls"]) <= {"fastnorm", "torch", "compile"}  # apex is not installed here
+    assert "apex" in doc["unavailable"]
+    rec = by[("torch", "4×40", "bwd")]
+    assert rec["status"] == "ok" and rec["bytes"] == common.layer_norm_bytes("bwd", 4, 40, 4, 4)
+    assert rec["max_rel_err_vs_fp32"] < 1e-5 and "mismatch" not in rec
+    assert by[("compile", "3×65", "fwd")]["status"] == "skipped"
+    fast = by[("fastnorm", "3×65", "fwd")]
+    assert fast["status"] == "ok" and "mismatch" not in fast
+    assert (tmp_path / "layernorm.json").is_file() and (tmp_path / "layernorm_float32.png").is_file()
+    assert common.read_json(tmp_path / "layernorm.json")["records"] == doc["records"]
+
+
+def test_norms_suite_residual_and_budget(tmp_path):
+    args = _args(norms, tmp_path, op="rmsnorm", shapes="3x33", dtypes="bf16", impls="torch", residual=True,
+                 no_plots=True)
+    doc = norms.run(args)
+    (fwd, bwd) = sorted(doc["records"], key=lambda r: r["direction"], reverse=True)
+    assert fwd["status"] == bwd["status"] == "ok"
+    assert fwd["bytes"] == common.rms_norm_bytes("fwd", 3, 33, 2, 2, residual_size=2, residual_out_size=2)
+    assert "mismatch" not in bwd
+
+    args = _args(norms, tmp_path, op="rmsnorm", shapes="3x33", dtypes="fp32", impls="torch", time_budget=0.0,
+                 no_plots=True)
+    doc = norms.run(args)
+    assert {r["status"] for r in doc["records"]} == {"skipped"}
+
+
+def test_batchnorm_suite_end_to_end_on_cpu(tmp_path):
+    args = _args(batchnorm, tmp_path, shapes="4x3x5x5", dtypes="fp32", impls="torch,fastnorm",
+                 ops="train_fwd,train_bwd,eval_fwd,frozen_bwd")
+    doc = batchnorm.run(args)
+    recs = [r for r in doc["records"] if r["impl"] == "torch"]
+    assert {r["mode"] for r in recs} == set(common.BN_MODES)
+    assert {r["layout"] for r in recs} == {"nchw", "channels_last"}
+    for r in recs:
+        assert r["status"] == "ok", r
+        assert r["bytes"] == common.batch_norm_bytes(r["mode"], 300, 3, 4, 4)
+        assert "mismatch" not in r
+    for r in doc["records"]:
+        if r["impl"] == "fastnorm":
+            assert r["status"] == "ok" and "mismatch" not in r, r
+    assert (tmp_path / "batchnorm.json").is_file()
+    assert (tmp_path / "batchnorm_float32_channels_last.png").is_file()
+
+
+def test_bench_cli(capsys):
+    assert bench_main([]) == 2
+    assert bench_main(["--help"]) == 0
+    assert "layernorm" in capsys.readouterr().out
+    assert bench_main(["nosuch"]) == 2
+    if not torch.cuda.is_available():
+        # without --shapes, a CPU run is refused: the benchmarks measure GPU memory bandwidth
+        assert bench_main(["layernorm", "--device", "cpu"]) == 1
+        assert "No CUDA device" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        bench_main(["batchnorm", "--device", "cpu", "--shapes", "2x3x4x4", "--ops", "train"])
+    assert exc.value.code == 2

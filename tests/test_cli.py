@@ -1,0 +1,152 @@
+"""The ``fastnorm`` command: parsing, ``check`` (rows, table, exit status), ``report`` on a CPU."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from fastnorm import check, report
+from fastnorm.__main__ import build_parser
+from fastnorm.__main__ import main as cli_main
+from fastnorm.reference import tolerances
+
+FP32, BF16 = torch.float32, torch.bfloat16
+TINY = [
+    check.Case("layer_norm", "affine", FP32, (3, 7)),
+    check.Case("layer_norm", "residual→fp32", BF16, (2, 33), dict(residual=True, residual_dtype=FP32)),
+    check.Case("rms_norm", "affine", BF16, (2, 20)),
+    check.Case("module", "nn.LayerNorm", FP32, (2, 9), dict(module="LayerNorm")),
+]
+
+
+@pytest.fixture
+def tiny_battery(monkeypatch):
+    monkeypatch.setattr(check, "battery", lambda quick, device: list(TINY))
+
+
+def test_parser_accepts_every_command():
+    p = build_parser()
+    a = p.parse_args(["check", "--quick", "--device", "cpu", "--json", "x.json", "--ops", "layer_norm"])
+    assert (a.command, a.quick, a.device, a.json, a.ops) == ("check", True, "cpu", "x.json", "layer_norm")
+    a = p.parse_args(["report", "--out", "d", "--quick", "--suites", "layernorm"])
+    assert (a.command, a.out, a.quick, a.suites) == ("report", "d", True, "layernorm")
+    a = p.parse_args(["bench", "layernorm", "--quick", "--dtypes", "bf16"])
+    assert a.args == ["layernorm", "--quick", "--dtypes", "bf16"]
+    with pytest.raises(SystemExit):
+        p.parse_args([])
+    with pytest.raises(SystemExit):
+        p.parse_args(["check", "--device", "tpu"])
+
+
+def test_check_rows_pass_on_a_tiny_battery(device):
+    rows = check.run_check(True, device, cases=TINY, show_progress=False)
+    assert [r.status for r in rows] == ["pass"] * len(TINY), [r.message for r in rows]
+    assert set(rows[0].errors) == {"y", "dx", "dw", "db"}
+    assert set(rows[1].errors) == {"y", "h", "dres", "dx", "dw", "db"}
+    assert rows[1].tolerances["h"] == tolerances.OUTPUT_TOL["float32"]  # residual_out in its own dtype
+    assert rows[1].tolerances["dw"] == tolerances.PARAM_GRAD_TOL["bfloat16"]
+    assert set(rows[2].errors) == {"y", "dx", "dw"}
+    for r in rows:
+        assert all(0 <= e <= r.tolerances[k] for k, e in r.errors.items())
+    text = check.table(rows)
+    assert "| layer_norm" in text and "h " in text and "dres " in text and "pass" in text
+    assert check.summary(rows) == f"{len(TINY)} passed, 0 failed"
+
+
+def test_check_exit_status(tiny_battery, monkeypatch, capsys, tmp_path, device):
+    out = tmp_path / "rows.json"
+    assert check.main(True, device, str(out), None) == 0
+    printed = capsys.readouterr().out
+    assert "fastnorm check (quick battery, 4 cases)" in printed and check.where() in printed
+    back = [check.CheckRow.from_dict(d) for d in json.loads(out.read_text())["rows"]]
+    assert [r.status for r in back] == ["pass"] * 4
+
+    # a tolerance nothing can meet forces a failure -> exit status 1, the row says why
+    monkeypatch.setitem(tolerances.OUTPUT_TOL, "float32", 0.0)
+    assert check.main(True, device, None, ["layer_norm"]) == 1
+    printed = capsys.readouterr().out
+    assert "FAIL: over tolerance: y, dx" in printed and "1 passed, 1 failed" in printed
+
+
+def test_check_exception_is_a_failure_and_missing_op_a_skip(monkeypatch, device):
+    def broken(case, dev, cmp):
+        raise RuntimeError("kernel launch failed\ndetails")
+
+    monkeypatch.setitem(check.RUNNERS, "rms_norm", broken)
+    real_missing = check._missing
+    monkeypatch.setattr(check, "_missing", lambda op: "not here" if op == "layer_norm" else real_missing(op))
+    rows = check.run_check(True, device, cases=TINY, show_progress=False)
+    by_op = {r.op: r for r in rows}
+    assert by_op["layer_norm"].status == "skip" and by_op["layer_norm"].message == "not here"
+    assert sum(r.op == "layer_norm" for r in rows) == 1  # one line per missing op
+    assert by_op["rms_norm"].status == "fail" and by_op["rms_norm"].message == "RuntimeError: kernel launch failed"
+    assert by_op["rms_norm"].passed is False and by_op["layer_norm"].passed is True
+    assert "skip: not here" in check.table(rows)
+
+
+def test_nan_and_inf_errors_fail_and_round_trip():
+    row = check.CheckRow("x", "v", "float32", (2,), errors={"y": math.inf}, tolerances={"y": 1e-5})
+    assert check.CheckRow.from_dict(row.to_dict()) == row
+    assert "inf" in check.table([row])
+
+
+def test_batteries_are_fixed_and_sized_for_the_device():
+    cpu, cpu_quick = check.battery(False, "cpu"), check.battery(True, "cpu")
+    assert len(cpu_quick) < len(cpu)
+    assert check.battery(False, "cpu") == cpu  # deterministic
+    ops = {c.op for c in cpu}
+    assert ops == {"layer_norm", "rms_norm", "batch_norm", "bn stages", "module"}
+    assert max(math.prod(c.shape) for c in cpu) <= 3 * 4099  # the interpreter must finish in minutes
+    gpu = check.battery(False, "cuda")
+    assert max(math.prod(c.shape) for c in gpu) > 1 << 20
+    ln = {c.shape[-1] for c in cpu if c.op == "layer_norm"}
+    assert {1, 7, 129, 1025} <= ln  # 1, primes, past powers of two
+    assert not any(c.shape[-1] == 1 for c in cpu + gpu if c.op == "rms_norm")  # ill-conditioned, see check.py
+    bn = [c for c in cpu if c.op == "batch_norm"]
+    assert {c.opts["mode"] for c in bn} == {"train", "eval", "frozen"}
+    assert {c.opts["layout"] for c in bn} == {"contiguous", "channels_last"}
+    assert any(c.opts.get("relu") and c.opts.get("z") for c in bn)
+
+
+def test_cli_check_subcommand(tiny_battery, capsys, device):
+    assert cli_main(["check", "--quick", "--device", device]) == 0
+    assert "4 passed, 0 failed" in capsys.readouterr().out
+    assert cli_main(["check", "--ops", "nonsense"]) == 2
+
+
+def test_report_on_cpu(tiny_battery, tmp_path, capsys, monkeypatch):
+    if torch.cuda.is_available():
+        pytest.skip("the no-GPU account is only written without a GPU")
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert report.main(str(tmp_path / "rep"), quick=True) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert text.startswith("# fastnorm report")
+    assert "- Device:" in text and "(no CUDA GPU)" in text and f"torch {torch.__version__}" in text
+    assert "## Correctness: `fastnorm check`" in text and "**4 passed, 0 failed**" in text
+    assert "| layer_norm" in text and "| rms_norm" in text
+    assert "Not measured: this machine has no CUDA GPU" in text and report.COMMITTED_REPORT in text
+    assert (tmp_path / "rep" / "check.json").is_file()
+    printed = capsys.readouterr().out
+    assert "not run: benchmarks (no CUDA GPU" in printed and "ran: correctness check" in printed
+
+
+def test_report_exit_status_on_failure(tiny_battery, tmp_path, monkeypatch):
+    if torch.cuda.is_available():
+        pytest.skip("CPU-only path")
+    monkeypatch.setitem(tolerances.OUTPUT_TOL, "bfloat16", 0.0)
+    assert report.main(str(tmp_path), quick=True) == 1
+    assert "FAIL" in (tmp_path / "report.md").read_text()
+    assert report.main(str(tmp_path), quick=True, suites=["nosuch"]) == 2
+
+
+def test_module_entry_point_runs():
+    out = subprocess.run([sys.executable, "-m", "fastnorm", "--help"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "check" in out.stdout and "report" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "fastnorm.bench", "--help"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and "batchnorm" in out.stdout
