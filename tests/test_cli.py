@@ -113,6 +113,14 @@ def test_batteries_are_fixed_and_sized_for_the_device():
     assert any(c.opts.get("relu") and c.opts.get("z") for c in bn)
 
 
+def test_cli_bench_forwards_to_the_suite(capsys):
+    assert cli_main(["bench", "--help"]) == 0
+    assert "batchnorm" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["bench", "layernorm", "--help"])
+    assert exc.value.code == 0 and "--residual" in capsys.readouterr().out
+
+
 def test_cli_check_subcommand(tiny_battery, capsys, device):
     assert cli_main(["check", "--quick", "--device", device]) == 0
     assert "4 passed, 0 failed" in capsys.readouterr().out

@@ -52,12 +52,11 @@ def _restart_interpreted(argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
-
-    if args.command == "bench":
+    if argv[:1] == ["bench"]:  # everything after "bench" belongs to the suite's own parser (--help included)
         from .bench.__main__ import main as bench_main
 
-        return bench_main(args.args)
+        return bench_main(argv[1:])
+    args = build_parser().parse_args(argv)
 
     if getattr(args, "interpret", False) and os.environ.get("TRITON_INTERPRET", "0") != "1":
         import torch

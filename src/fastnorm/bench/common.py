@@ -474,7 +474,8 @@ def _cell(rec: dict | None) -> str:
         return ""
     if rec["status"] == "ok":
         pct = rec.get("pct_copy")
-        text = f"{rec['gbps']:.0f} ({pct:.0f}%)" if pct is not None else f"{rec['gbps']:.0f}"
+        bw = f"{rec['gbps']:.0f}" if rec["gbps"] >= 100 else f"{rec['gbps']:.3g}"
+        text = f"{bw} ({pct:.0f}%)" if pct is not None else bw
         return text + (MISMATCH_MARK if rec.get("mismatch") else "")
     if rec["status"] == "error":
         return "error"
@@ -585,7 +586,7 @@ def plot_sweep(panels: Sequence[tuple[str, Sequence[dict]]], copy_gbps: float, p
         ax_b.set_ylim(bottom=0)
         ax_t.set_title(f"{name}: time")
         ax_b.set_title(f"{name}: bandwidth")
-        ax_b.legend(fontsize=8, loc="lower right")
+        ax_b.legend(fontsize=8, loc="best")
     fig.suptitle(title)
     fig.tight_layout()
     path = Path(path)

@@ -496,9 +496,10 @@ def plot(doc: dict, out: Path) -> list[str]:
         if not panels:
             continue
         name = f"{doc['suite']}_{dtype}.png"
+        rows = {r["rows"] for _, recs in panels for r in recs}
+        shape = f"x ({rows.pop()}, N)" if len(rows) == 1 else "x (rows, N)"
         common.plot_sweep(panels, doc["copy"]["gbps"], out / name,
-                          f"{doc['title']}, {dtype}, x ({doc['settings']['sweep_rows']}, N) — "
-                          f"{doc['env']['device_name']}")
+                          f"{doc['title']}, {dtype}, {shape} — {doc['env']['device_name']}")
         names.append(name)
     return names
 
