@@ -101,7 +101,7 @@ def test_batteries_are_fixed_and_sized_for_the_device():
     assert check.battery(False, "cpu") == cpu  # deterministic
     ops = {c.op for c in cpu}
     assert ops == {"layer_norm", "rms_norm", "batch_norm", "bn stages", "module"}
-    assert max(math.prod(c.shape) for c in cpu) <= 3 * 4099  # the interpreter must finish in minutes
+    assert max(math.prod(c.shape) for c in cpu) <= 2 * 32771  # the interpreter must finish in minutes
     gpu = check.battery(False, "cuda")
     assert max(math.prod(c.shape) for c in gpu) > 1 << 20
     ln = {c.shape[-1] for c in cpu if c.op == "layer_norm"}
