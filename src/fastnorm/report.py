@@ -84,7 +84,7 @@ def run_suite(suite: str, out: Path, quick: bool) -> dict:
         json_path.unlink()  # never report a previous run's figures
     print(f"\n=== {suite}: python {result['command']} (budget {budget:g} s)", flush=True)
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, start_new_session=True)
+    proc = subprocess.Popen(cmd, start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     try:
         proc.wait(timeout=budget + GRACE_S)
     except subprocess.TimeoutExpired:
@@ -284,6 +284,8 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
         common.write_json({"where": where, "device": str(device), "quick": quick,
                            "rows": [r.to_dict() for r in rows]}, out_dir / "check.json")
         print(check_mod.summary(rows), flush=True)
+        if gpu:
+            torch.cuda.empty_cache()  # leave the device's memory to the benchmark subprocesses
 
     if gpu:
         for suite in wanted:
