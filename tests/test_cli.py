@@ -13,6 +13,7 @@ import torch
 from fastnorm import check, report
 from fastnorm.__main__ import build_parser
 from fastnorm.__main__ import main as cli_main
+from fastnorm.bench import common
 from fastnorm.reference import tolerances
 
 FP32, BF16 = torch.float32, torch.bfloat16
@@ -158,3 +159,65 @@ def test_module_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "fastnorm.bench", "--help"], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0 and "batchnorm" in out.stdout
+
+
+def _norm_doc(suite, impl_speeds):
+    recs = []
+    for direction in ("fwd", "bwd"):
+        for n in (128, 1024, 4096):
+            for impl, speed in impl_speeds.items():
+                r = dict(impl=impl, n=n, rows=49152, label=f"49152×{n}", group="sweep", dtype="bfloat16",
+                         direction=direction)
+                recs.append(common.finish_record(r, n / 1e5 / speed, 49152 * n * 4, copy_gbps=4000.0))
+    return {"suite": suite, "title": suite, "env": {"device_name": "H"}, "copy": {"gbps": 4000.0},
+            "settings": {"dtypes": ["bfloat16"], "directions": ["fwd", "bwd"], "impls": list(impl_speeds),
+                         "sweep_rows": 49152, "residual": False}, "records": recs, "plots": []}
+
+
+def _bn_doc():
+    recs = []
+    for mode in ("train_fwd", "eval_fwd"):
+        for impl, ms in (("fastnorm", 1.0), ("torch", 2.0)):
+            r = dict(impl=impl, label="8×64×32×32", dtype="bfloat16", layout="nchw", mode=mode)
+            recs.append(common.finish_record(r, ms, 3_000_000_000, copy_gbps=4000.0))
+    return {"suite": "batchnorm", "title": "BatchNorm", "env": {"device_name": "H"}, "copy": {"gbps": 4000.0},
+            "settings": {"dtypes": ["bfloat16"], "layouts": ["nchw"], "modes": ["train_fwd", "eval_fwd"],
+                         "impls": ["fastnorm", "torch"]}, "records": recs, "plots": []}
+
+
+def test_report_gpu_sections_from_synthetic_results(tmp_path):
+    env = common.environment("cpu")
+    env.update(device_name="NVIDIA H200", sm_count=132, memory_gib=139.8)
+    results = [{"suite": "layernorm", "doc": _norm_doc("layernorm", {"fastnorm": 1.0, "torch": 0.5, "liger": 0.8}),
+                "elapsed_s": 10.0},
+               {"suite": "rmsnorm", "problem": "exited with status 1 without writing rmsnorm.json"},
+               {"suite": "batchnorm", "doc": _bn_doc(), "elapsed_s": 5.0}]
+    text = report.build_markdown(env, "CUDA (H200): Triton kernels", False, None, results, True,
+                                 "fastnorm report --out r", 60.0, tmp_path)
+    assert "- Device: NVIDIA H200 (132 SMs" in text
+    assert "## Headline" in text and "| op     | 128" in text
+    # fastnorm moves 49152·128·4 bytes in 1.28 µs... as % of 4000 GB/s; the best peer is Liger ("l")
+    head = next(line for line in text.splitlines() if line.startswith("| LN fwd"))
+    assert head.count(" l ") == 3
+    assert "| 8×64×32×32 | nchw" in text and "/ 38 e" in text  # torch: 3 GB in 2 ms = 1500 GB/s = 38%
+    assert "**rmsnorm**: exited with status 1" in text
+    assert "Raw data: [layernorm.json](layernorm.json)" in text and "Not run (--skip-check)" in text
+
+
+def test_run_suite_in_a_subprocess_and_its_timeout(tmp_path, monkeypatch):
+    def cpu_command(suite, out, quick, budget):
+        return [sys.executable, "-m", "fastnorm.bench", suite, "--device", "cpu", "--shapes", "4x16",
+                "--impls", "torch", "--dtypes", "fp32", "--out", str(out), "--copy-mib", "1", "--warmup-ms", "0",
+                "--rep-ms", "1", "--no-plots", "--time-budget", f"{budget:g}"]
+
+    monkeypatch.setattr(report, "_suite_command", cpu_command)
+    res = report.run_suite("rmsnorm", tmp_path, quick=True)
+    assert res["returncode"] == 0 and "problem" not in res
+    assert {r["status"] for r in res["doc"]["records"]} == {"ok"}
+
+    monkeypatch.setattr(report, "_suite_command",
+                        lambda *a: [sys.executable, "-c", "import time; time.sleep(60)"])
+    monkeypatch.setattr(report, "GRACE_S", 1.0)
+    monkeypatch.setitem(report.SUITE_BUDGET["quick"], "layernorm", 1.0)
+    res = report.run_suite("layernorm", tmp_path, quick=True)
+    assert res["problem"].startswith("killed after 2 s") and "doc" not in res and res["elapsed_s"] < 30
