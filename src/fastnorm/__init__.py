@@ -6,6 +6,7 @@ Public surface: the functional ops (``layer_norm``, ``rms_norm``, ``batch_norm``
 
 __version__ = "0.1.0"
 
-from .functional import layer_norm, rms_norm  # noqa: E402
+from .functional import batch_norm, layer_norm, rms_norm  # noqa: E402
+from .nn.convert import convert_model  # noqa: E402
 
-__all__ = ["layer_norm", "rms_norm"]
+__all__ = ["layer_norm", "rms_norm", "batch_norm", "convert_model"]

@@ -151,10 +151,17 @@ BN_LAG = 1
 #: Items per sub-group merge and the cap on items per channel block.
 BN_MSUB = 64
 BN_MAX_SPLIT = 4096
+#: Merge tiles: partials per step, channels per step of the final merge (small: the merge path's
+#: registers count for the whole kernel's occupancy).
+BN_MERGE_TILE = (16, 8)
 
 
 def _prev_pow2(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 @functools.cache
@@ -176,7 +183,7 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     vpi = min(vr, max(bs, -(-(item // cb) // bs) * bs))
     split = -(-max(v, 1) // vpi)
     if split > BN_MAX_SPLIT:
-        vpi = -(-(-(-v // BN_MAX_SPLIT)) // bs) * bs
+        vpi = _cdiv(_cdiv(v, BN_MAX_SPLIT), bs) * bs
         split = -(-v // vpi)
     msub = BN_MSUB
     nsub = -(-split // msub)
@@ -187,7 +194,7 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         cg = cb * 8
     cg = min(cg, -(-c // cb) * cb)
     groups = -(-c // cg)
-    ms = 64
-    mc = min(_next_pow2(cg), 32)
+    ms = BN_MERGE_TILE[0]
+    mc = min(_next_pow2(cg), BN_MERGE_TILE[1])
     num_warps = 8 if cb * bs >= 4096 else 4
     return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, ms, mc, num_warps)

@@ -1,0 +1,568 @@
+"""BatchNorm: argument checks, the autograd op, the CPU fallback, and the stage functions of SyncBatchNorm.
+
+``batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5,
+*, use_global_stats=False, fix_gamma=False, activation=None, z=None, num_batches_tracked=None)``:
+torch's ``F.batch_norm`` for x of shape (N, C, *) plus the options below; y has x's shape, dtype and
+memory layout.
+
+* Batch statistics are used when ``training and not use_global_stats``, or when there are no running
+  statistics (``running_mean is None``): mean and biased variance per channel; in training the running
+  statistics (when given) are updated in place with the unbiased variance:
+  ``r ← (1 − f)·r + f·batch`` with ``f = momentum``, or with ``momentum=None`` ``f = 1/num_batches_tracked``
+  read on the device (the caller increments the counter first, as ``torch.nn.BatchNorm2d`` does).
+  Nothing is read back to the host, so a training step is CUDA-graph capturable.
+* Otherwise (evaluation, or ``use_global_stats=True`` in training) the running statistics normalize and
+  are left untouched; the backward is then the frozen one (statistics are constants).
+* ``y = act(w·(x − mean)·invstd + b + z)``, ``invstd = 1/sqrt(var + eps)``, with ``w = 1`` under
+  ``fix_gamma`` (and its gradient 0) or without a weight, ``b = 0`` without a bias, ``act`` identity or
+  ReLU (``activation="relu"``), ``z`` an optional residual of x's shape.
+* Backward, with ``g = dy`` zeroed where the ReLU output is ``<= 0``: batch statistics
+  ``dx = w·invstd·(g − Σg/n − x̂·Σg·x̂/n)``; running statistics ``dx = w·invstd·g``; ``dw = Σg·x̂``,
+  ``db = Σg``, ``dz = g``. Parameter gradients are deterministic (no float atomics).
+* An empty batch (N·prod(spatial) = 0) gives an empty y, zero parameter gradients and unchanged running
+  statistics (the module still increments ``num_batches_tracked``, as torch and the reference do).
+  One value per channel with batch statistics raises torch's ValueError.
+
+Where it runs: CUDA tensors (and CPU tensors under ``TRITON_INTERPRET=1``) take the Triton kernels of
+``fastnorm.kernels.batch_norm``; other CPU tensors take PyTorch operations with the same semantics
+(accumulating in float64). Inputs are read in their own layout — NCHW-contiguous or channels-last
+(``channels_last``, ``channels_last_3d``, (N, C) rows, (N, C, L) with channel stride 1); any other
+strides cost one ``.contiguous()`` copy of x (and y is then copied back into x's layout). ``dy``, ``z``
+in another layout than x are copied into x's.
+
+Stage functions (SyncBatchNorm is built from them; each dispatches to the Triton kernels when
+``uses_triton(x)`` and to torch operations otherwise; no host synchronization; all statistics in fp32,
+fp64 for fp64 input):
+
+* ``local_stats(x) -> (mean, m2)``: per-channel mean and M2 = Σ(x − mean)² of x (N, C, *) read in its
+  layout; the count is ``x.numel() // C`` (known on the host). Empty x gives zeros.
+* ``merge_stats(counts, means, m2s) -> (count, mean, var)``: counts [R], means/m2s [R, C]; Chan's merge
+  folded over r = 0..R−1 on device (bitwise the same on every rank given the same inputs; shards of count
+  0 are exact no-ops); count a 0-dim device tensor (the total), var = M2/count (biased; 0 when empty).
+* ``update_running_stats_(running_mean, running_var, mean, var, count, momentum,
+  num_batches_tracked=None)``: in place, ``r ← (1 − f)·r + f·(mean, var·count/(count − 1))``, count a
+  number or a device scalar, ``f = momentum`` or, for ``momentum=None``, ``1/num_batches_tracked`` read
+  on device; unchanged when count is 0.
+* ``apply(x, mean, invstd, weight, bias, *, z=None, activation=None) -> y``: y = act(w·(x − mean)·invstd
+  + b + z) in x's layout.
+* ``backward_sums(dy, x, mean, invstd, *, y=None, activation=None) -> (sum_dy, sum_dy_xhat)``: Σg and
+  Σg·x̂ per channel, g = dy masked by ``y > 0`` with ReLU (``y`` is the forward's output).
+* ``backward_dx(dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, count, *, y=None, activation=None,
+  need_dz=True) -> (dx, dz)``: ``dx = w·invstd·(g − sum_dy/count − x̂·sum_dy_xhat/count)`` with count a
+  number or a device scalar; ``dz = g`` when ``need_dz`` (``dy`` itself without an activation), else None.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .._runtime import uses_triton
+from .._validate import check_eps, check_float, check_momentum, check_same_device
+from ..kernels import batch_norm as K
+
+__all__ = [
+    "batch_norm",
+    "local_stats",
+    "merge_stats",
+    "update_running_stats_",
+    "apply",
+    "backward_sums",
+    "backward_dx",
+]
+
+_ACTIVATIONS = (None, "relu")
+ONE_VALUE_MESSAGE = "Expected more than 1 value per channel when training, got input size"
+
+
+# ----------------------------------------------------------------------------------------------- checks
+
+
+def _check_channels(name: str, t: torch.Tensor | None, c: int, x: torch.Tensor) -> None:
+    if t is None:
+        return
+    check_float(name, t)
+    if t.dim() != 1 or t.shape[0] != c:
+        raise ValueError(f"{name} must have shape ({c},), one value per channel of the input (C={c} at dim 1), "
+                         f"got shape {tuple(t.shape)}")
+    check_same_device(name, t, x)
+
+
+def _check_x(x: torch.Tensor, name: str = "x") -> int:
+    check_float(name, x)
+    if x.dim() < 2:
+        raise ValueError(f"{name} must have at least 2 dims (N, C, *), got {x.dim()}D input")
+    if x.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one channel (dim 1), got shape {tuple(x.shape)}")
+    return x.shape[1]
+
+
+def _check_like(name: str, t: torch.Tensor | None, x: torch.Tensor) -> None:
+    if t is None:
+        return
+    check_float(name, t)
+    if t.shape != x.shape:
+        raise ValueError(f"{name} must have the input's shape {tuple(x.shape)}, got {tuple(t.shape)}")
+    check_same_device(name, t, x)
+
+
+def _check_activation(activation) -> bool:
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation must be None or 'relu', got {activation!r}")
+    return activation == "relu"
+
+
+def _acc(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _red_dims(x: torch.Tensor) -> list[int]:
+    return [0, *range(2, x.dim())]
+
+
+def _cv(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A per-channel vector shaped to broadcast against x (N, C, *)."""
+    return v.reshape(1, -1, *([1] * (x.dim() - 2)))
+
+
+def _like_x(t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """``t`` (computed in any layout) in x's memory layout and dtype."""
+    return torch.empty_like(x).copy_(t)
+
+
+# ------------------------------------------------------------------------------------- implementations
+
+
+def _empty_stats(x, running_mean, running_var, batch_stats, eps):
+    c = x.shape[1]
+    acc = _acc(x.dtype)
+    if batch_stats:
+        return (torch.zeros(c, dtype=acc, device=x.device),
+                torch.full((c,), 1.0 / math.sqrt(eps) if eps > 0 else math.inf, dtype=acc, device=x.device))
+    return running_mean.to(acc).clone(), torch.rsqrt(running_var.to(acc) + eps)
+
+
+def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stats: bool, update: bool,
+                  momentum: float | None, eps: float, fix_gamma: bool, relu: bool):
+    """-> (y, shift, mean_rel (empty when 0), invstd); updates the running statistics when ``update``."""
+    acc = _acc(x.dtype)
+    no_rel = x.new_empty(0, dtype=acc)
+    if x.numel() == 0:
+        shift, rstd = _empty_stats(x, running_mean, running_var, batch_stats, eps)
+        return torch.empty_like(x), shift, no_rel, rstd
+    if not uses_triton(x):
+        return _forward_torch(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum,
+                              eps, fix_gamma, relu)
+    xv = K.view(x)
+    y = torch.empty_like(xv.x)
+    zv = K.in_layout(z, xv.x) if z is not None else None
+    if batch_stats:
+        shift, mrel, rstd = K.forward_train(xv, y, zv, weight, bias, running_mean if update else None,
+                                            running_var if update else None, nbt, momentum, eps, fix_gamma, relu)
+    else:
+        shift, rstd = K.apply(xv, y, zv, weight, bias, running_mean, None, running_var, is_var=True, eps=eps,
+                              fix_gamma=fix_gamma, relu=relu, save=True)
+        mrel = no_rel
+    if xv.x is not x:
+        y = _like_x(y, x)
+    return y, shift, mrel, rstd
+
+
+def _forward_torch(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum, eps,
+                   fix_gamma, relu):
+    """The CPU implementation in torch operations, accumulating in float64."""
+    acc = _acc(x.dtype)
+    xa = x.to(torch.float64)
+    if batch_stats:
+        var, mean = torch.var_mean(xa, dim=_red_dims(x), correction=0)
+        n = x.numel() // x.shape[1]
+        if update:
+            f = (1.0 / nbt.to(torch.float64)) if momentum is None else momentum
+            with torch.no_grad():
+                running_mean.copy_((1 - f) * running_mean.to(torch.float64) + f * mean)
+                running_var.copy_((1 - f) * running_var.to(torch.float64) + f * var * (n / (n - 1)))
+    else:
+        mean = running_mean.to(torch.float64)
+        var = running_var.to(torch.float64)
+    rstd = torch.rsqrt(var + eps)
+    scale = rstd if (weight is None or fix_gamma) else rstd * weight.to(torch.float64)
+    y = (xa - _cv(mean, x)) * _cv(scale, x)
+    if bias is not None:
+        y = y + _cv(bias.to(torch.float64), x)
+    if z is not None:
+        y = y + z.to(torch.float64)
+    if relu:
+        y = torch.where(y < 0, 0.0, y)
+    return _like_x(y, x), mean.to(acc), x.new_empty(0, dtype=acc), rstd.to(acc)
+
+
+def _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats: bool, fix_gamma: bool, relu: bool,
+                   need_dx: bool, need_dw: bool, need_db: bool, need_dz: bool, w_dtype, b_dtype):
+    """-> (dx, dw, db, dz), each None when not needed (dz only with ReLU: otherwise it is dy itself)."""
+    c = x.shape[1]
+    dw = torch.empty(c, dtype=w_dtype, device=x.device) if need_dw else None
+    db = torch.empty(c, dtype=b_dtype, device=x.device) if need_db else None
+    need_dz = need_dz and relu
+    if x.numel() == 0:
+        if dw is not None:
+            dw.zero_()
+        if db is not None:
+            db.zero_()
+        return (torch.empty_like(x) if need_dx else None), dw, db, (torch.empty_like(x) if need_dz else None)
+    if not uses_triton(x):
+        return _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu, need_dx, dw, db,
+                               need_dz)
+    xv = K.view(x)
+    dyv = K.in_layout(dy, xv.x)
+    yv = K.in_layout(y, xv.x) if relu else None
+    dx = torch.empty_like(xv.x) if need_dx else None
+    dz = torch.empty_like(xv.x) if need_dz else None
+    mrel_ = mrel if mrel.numel() else None
+    w = weight if (weight is not None and not fix_gamma) else None
+    common = dict(is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu)
+    if batch_stats and need_dx:
+        K.backward("train", xv, dyv, yv, dx, dz, w, shift, mrel_, rstd, dw=dw, db=db, **common)
+    elif need_dw or need_db:
+        K.backward("frozen" if need_dx else "sums", xv, dyv, yv, dx, dz, w, shift, mrel_, rstd, dw=dw, db=db,
+                   **common)
+    elif need_dx or need_dz:
+        if dx is None:  # dz alone: the masked dy
+            dz = dy.masked_fill(y <= 0, 0)
+        else:
+            K.backward_dx(xv, dyv, yv, dx, dz, w, None, None, rstd, None, 0.0, train=False, **common)
+    if xv.x is not x:
+        dx = _like_x(dx, x) if dx is not None else None
+        dz = _like_x(dz, x) if dz is not None else None
+    return dx, dw, db, dz
+
+
+def _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu, need_dx, dw, db, need_dz):
+    g = dy.to(torch.float64)
+    if relu:
+        g = torch.where(y <= 0, 0.0, g)
+    dims = _red_dims(x)
+    mean = shift.to(torch.float64)
+    rs = rstd.to(torch.float64)
+    xh = (x.to(torch.float64) - _cv(mean, x)) * _cv(rs, x)
+    sg = g.sum(dims)
+    sgx = (g * xh).sum(dims)
+    if dw is not None:
+        dw.zero_() if fix_gamma else dw.copy_(sgx)
+    if db is not None:
+        db.copy_(sg)
+    dx = None
+    if need_dx:
+        k1 = rs if (weight is None or fix_gamma) else rs * weight.to(torch.float64)
+        if batch_stats:
+            n = x.numel() // x.shape[1]
+            dxa = _cv(k1, x) * (g - _cv(sg / n, x) - xh * _cv(sgx / n, x))
+        else:
+            dxa = _cv(k1, x) * g
+        dx = _like_x(dxa, x)
+    dz = _like_x(g, x) if need_dz else None
+    return dx, dw, db, dz
+
+
+# ---------------------------------------------------------------------------------- custom ops / autograd
+
+@torch.library.custom_op("fastnorm::batch_norm_fwd", mutates_args=())
+def _fwd_op(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, z: torch.Tensor | None,
+            running_mean: torch.Tensor | None, running_var: torch.Tensor | None,
+            num_batches_tracked: torch.Tensor | None, batch_stats: bool, update: bool, momentum: float,
+            momentum_none: bool, eps: float, fix_gamma: bool, relu: bool
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Functional form for torch.compile: -> (y, shift, mean_rel, invstd, new_running_mean, new_running_var),
+    the last two empty without an update (the caller copies them into the buffers)."""
+    rm = running_mean.clone() if update else running_mean
+    rv = running_var.clone() if update else running_var
+    y, shift, mrel, rstd = _forward_impl(x, weight, bias, z, rm, rv, num_batches_tracked, batch_stats, update,
+                                         None if momentum_none else momentum, eps, fix_gamma, relu)
+    e = x.new_empty(0)
+    return y, shift, mrel, rstd, (rm if update else e), (rv if update else e)
+
+
+@_fwd_op.register_fake
+def _(x, weight, bias, z, running_mean, running_var, num_batches_tracked, batch_stats, update, momentum,
+      momentum_none, eps, fix_gamma, relu):
+    c = x.shape[1]
+    acc = _acc(x.dtype)
+    rel = c if (batch_stats and uses_triton(x) and x.numel() > 0) else 0
+    e = x.new_empty(0)
+    return (torch.empty_like(x), x.new_empty(c, dtype=acc), x.new_empty(rel, dtype=acc),
+            x.new_empty(c, dtype=acc), torch.empty_like(running_mean) if update else e,
+            torch.empty_like(running_var) if update else e)
+
+
+@torch.library.custom_op("fastnorm::batch_norm_bwd", mutates_args=())
+def _bwd_op(dy: torch.Tensor, x: torch.Tensor, y: torch.Tensor | None, weight: torch.Tensor | None,
+            shift: torch.Tensor, mrel: torch.Tensor, rstd: torch.Tensor, batch_stats: bool, fix_gamma: bool,
+            relu: bool, need_dx: bool, need_dw: bool, need_db: bool, need_dz: bool, w_dtype: torch.dtype,
+            b_dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    dx, dw, db, dz = _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats, fix_gamma, relu, need_dx,
+                                    need_dw, need_db, need_dz, w_dtype, b_dtype)
+    e = x.new_empty(0)
+    return (e if dx is None else dx, e if dw is None else dw, e if db is None else db, e if dz is None else dz)
+
+
+@_bwd_op.register_fake
+def _(dy, x, y, weight, shift, mrel, rstd, batch_stats, fix_gamma, relu, need_dx, need_dw, need_db, need_dz,
+      w_dtype, b_dtype):
+    c = x.shape[1]
+    e = x.new_empty(0)
+    return (torch.empty_like(x) if need_dx else e, x.new_empty(c, dtype=w_dtype) if need_dw else e,
+            x.new_empty(c, dtype=b_dtype) if need_db else e, torch.empty_like(x) if (need_dz and relu) else e)
+
+
+def _grads(ctx, dy):
+    x, weight, y, shift, mrel, rstd = ctx.saved_tensors
+    need_dx, need_dw, need_db, need_dz = ctx.needs_input_grad[:4]
+    need_dw = need_dw and weight is not None
+    w_dtype = weight.dtype if weight is not None else x.dtype
+    args = (dy, x, y if ctx.relu else None, weight, shift, mrel, rstd, ctx.batch_stats, ctx.fix_gamma, ctx.relu,
+            need_dx, need_dw, need_db, need_dz, w_dtype, ctx.b_dtype)
+    if ctx.eager:
+        dx, dw, db, dz = _backward_impl(*args)
+    else:
+        dx, dw, db, dz = (t if t.numel() or need else None
+                          for t, need in zip(_bwd_op(*args), (need_dx, need_dw, need_db, need_dz and ctx.relu),
+                                             strict=True))
+    if need_dz and not ctx.relu:
+        dz = dy
+    return dx, (dw if need_dw else None), (db if need_db else None), (dz if need_dz else None)
+
+
+def _setup_context(ctx, inputs, output):
+    x, weight, bias, z, _, _, _, batch_stats, _, _, _, _, fix_gamma, relu = inputs
+    y, shift, mrel, rstd, _, _ = output
+    ctx.save_for_backward(x, weight, y if relu else None, shift, mrel, rstd)
+    ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager = batch_stats, fix_gamma, relu, False
+    ctx.b_dtype = bias.dtype if bias is not None else x.dtype
+
+
+def _op_backward(ctx, dy, _dshift, _dmrel, _drstd, _drm, _drv):
+    dx, dw, db, dz = _grads(ctx, dy)
+    return dx, dw, db, dz, None, None, None, None, None, None, None, None, None, None
+
+
+torch.library.register_autograd("fastnorm::batch_norm_fwd", _op_backward, setup_context=_setup_context)
+
+
+class _BatchNormFunction(torch.autograd.Function):
+    """Eager path: the same implementation without the dispatcher's per-call cost."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum, eps,
+                fix_gamma, relu):
+        y, shift, mrel, rstd = _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stats,
+                                             update, momentum, eps, fix_gamma, relu)
+        ctx.save_for_backward(x, weight, y if relu else None, shift, mrel, rstd)
+        ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager = batch_stats, fix_gamma, relu, True
+        ctx.b_dtype = bias.dtype if bias is not None else x.dtype
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        dx, dw, db, dz = _grads(ctx, dy)
+        return dx, dw, db, dz, None, None, None, None, None, None, None, None, None
+
+
+# ------------------------------------------------------------------------------------------- public op
+
+
+def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: torch.Tensor | None,
+               weight: torch.Tensor | None = None, bias: torch.Tensor | None = None, training: bool = False,
+               momentum: float | None = 0.1, eps: float = 1e-5, *, use_global_stats: bool = False,
+               fix_gamma: bool = False, activation: str | None = None, z: torch.Tensor | None = None,
+               num_batches_tracked: torch.Tensor | None = None) -> torch.Tensor:
+    """BatchNorm of x (N, C, *) with torch's ``F.batch_norm`` semantics and fastnorm's options (see the
+    module docstring). ``num_batches_tracked`` is needed only for ``momentum=None`` with an update."""
+    c = _check_x(x)
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        _check_channels(name, t, c, x)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must both be tensors or both be None")
+    _check_like("z", z, x)
+    relu = _check_activation(activation)
+    eps = check_eps(eps)
+    momentum = check_momentum(momentum)
+    if use_global_stats and running_mean is None:
+        raise ValueError("use_global_stats=True needs running_mean and running_var")
+    batch_stats = (bool(training) and not use_global_stats) or running_mean is None
+    update = bool(training) and batch_stats and running_mean is not None
+    if update and momentum is None:
+        if num_batches_tracked is None:
+            raise ValueError("momentum=None (cumulative average) needs num_batches_tracked, the already "
+                             "incremented count of batches")
+        check_same_device("num_batches_tracked", num_batches_tracked, x)
+    if batch_stats and x.numel() // c == 1:
+        raise ValueError(f"{ONE_VALUE_MESSAGE} {x.size()}")
+    nbt = num_batches_tracked if (update and momentum is None) else None
+    if torch.compiler.is_compiling():
+        y, _, _, _, new_rm, new_rv = _fwd_op(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update,
+                                             0.0 if momentum is None else momentum, momentum is None, eps,
+                                             fix_gamma, relu)
+        if update:
+            with torch.no_grad():
+                running_mean.copy_(new_rm)
+                running_var.copy_(new_rv)
+        return y
+    return _BatchNormFunction.apply(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum,
+                                    eps, fix_gamma, relu)
+
+
+# ------------------------------------------------------------------------------------------ stage functions
+
+
+def local_stats(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-channel (mean, M2) of x (N, C, *) in fp32 (fp64 for fp64 x); zeros for an empty x."""
+    c = _check_x(x)
+    acc = _acc(x.dtype)
+    if x.numel() == 0:
+        return x.new_zeros(c, dtype=acc), x.new_zeros(c, dtype=acc)
+    if uses_triton(x):
+        return K.stats(K.view(x))
+    var, mean = torch.var_mean(x.to(torch.float64), dim=_red_dims(x), correction=0)
+    return mean.to(acc), (var * (x.numel() // c)).to(acc)
+
+
+def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Chan's merge of R shards folded in rank order, on device -> (count (0-dim), mean [C], biased var [C])."""
+    for name, t in (("counts", counts), ("means", means), ("m2s", m2s)):
+        check_float(name, t)
+    if means.dim() != 2 or m2s.shape != means.shape or counts.shape != (means.shape[0],):
+        raise ValueError(f"merge_stats needs counts [R] and means, m2s [R, C]; got {tuple(counts.shape)}, "
+                         f"{tuple(means.shape)}, {tuple(m2s.shape)}")
+    check_same_device("counts", counts, means)
+    check_same_device("m2s", m2s, means)
+    means = means.contiguous()
+    m2s = m2s.to(means.dtype).contiguous()
+    counts = counts.to(means.dtype).contiguous()
+    if uses_triton(means):
+        return K.merge_stats(counts, means, m2s)
+    n = torch.zeros((), dtype=means.dtype, device=means.device)
+    mean = torch.zeros_like(means[0])
+    m2 = torch.zeros_like(means[0])
+    for r in range(means.shape[0]):
+        nb = counts[r]
+        tot = n + nb
+        w = nb / torch.where(tot > 0, tot, 1.0)
+        delta = means[r] - mean
+        take = nb > 0
+        first = n == 0
+        mean = torch.where(take, torch.where(first, means[r], mean + delta * w), mean)
+        m2 = torch.where(take, torch.where(first, m2s[r], m2 + m2s[r] + delta * delta * (n * w)), m2)
+        n = tot
+    var = torch.where(n > 0, m2 / torch.where(n > 0, n, 1.0), 0.0)
+    return n, mean, var
+
+
+def update_running_stats_(running_mean: torch.Tensor, running_var: torch.Tensor, mean: torch.Tensor,
+                          var: torch.Tensor, count, momentum: float | None,
+                          num_batches_tracked: torch.Tensor | None = None) -> None:
+    """In place on device: r ← (1 − f)·r + f·(mean, var·count/(count − 1)); f = momentum or 1/num_batches_tracked
+    (momentum None); unchanged when count is 0. ``count`` is a number or a device scalar tensor."""
+    momentum = check_momentum(momentum)
+    if momentum is None and num_batches_tracked is None:
+        raise ValueError("momentum=None (cumulative average) needs num_batches_tracked")
+    if uses_triton(running_mean):
+        K.update_running(running_mean, running_var, mean, var, count, momentum, num_batches_tracked)
+        return
+    n = torch.as_tensor(count, dtype=torch.float64, device=running_mean.device)
+    f = (1.0 / num_batches_tracked.to(torch.float64)) if momentum is None else momentum
+    with torch.no_grad():
+        rm = (1 - f) * running_mean.to(torch.float64) + f * mean.to(torch.float64)
+        rv = (1 - f) * running_var.to(torch.float64) + f * var.to(torch.float64) * (n / (n - 1))
+        running_mean.copy_(torch.where(n > 0, rm, running_mean.to(torch.float64)))
+        running_var.copy_(torch.where(n > 0, rv, running_var.to(torch.float64)))
+
+
+def apply(x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor, weight: torch.Tensor | None,
+          bias: torch.Tensor | None, *, z: torch.Tensor | None = None, activation: str | None = None
+          ) -> torch.Tensor:
+    """y = act(w·(x − mean)·invstd + b + z), in x's layout."""
+    c = _check_x(x)
+    for name, t in (("mean", mean), ("invstd", invstd), ("weight", weight), ("bias", bias)):
+        _check_channels(name, t, c, x)
+    _check_like("z", z, x)
+    relu = _check_activation(activation)
+    if x.numel() == 0:
+        return torch.empty_like(x)
+    if not uses_triton(x):
+        y, *_ = _forward_torch(x, weight, bias, z, mean, 1.0 / invstd.to(torch.float64) ** 2, None, False, False,
+                               0.0, 0.0, False, relu)
+        return y
+    xv = K.view(x)
+    y = torch.empty_like(xv.x)
+    K.apply(xv, y, K.in_layout(z, xv.x) if z is not None else None, weight, bias, mean, None, invstd, is_var=False,
+            eps=0.0, fix_gamma=False, relu=relu, save=False)
+    return y if xv.x is x else _like_x(y, x)
+
+
+def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor, *,
+                  y: torch.Tensor | None = None, activation: str | None = None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(Σg, Σg·x̂) per channel, x̂ = (x − mean)·invstd, g = dy (zeroed where y <= 0 with ReLU)."""
+    c = _check_x(x)
+    _check_like("dy", dy, x)
+    relu = _check_activation(activation)
+    if relu and y is None:
+        raise ValueError("activation='relu' needs y, the forward's output")
+    _check_like("y", y, x)
+    for name, t in (("mean", mean), ("invstd", invstd)):
+        _check_channels(name, t, c, x)
+    acc = _acc(x.dtype)
+    if x.numel() == 0:
+        return x.new_zeros(c, dtype=acc), x.new_zeros(c, dtype=acc)
+    if not uses_triton(x):
+        g = dy.to(torch.float64)
+        if relu:
+            g = torch.where(y <= 0, 0.0, g)
+        xh = (x.to(torch.float64) - _cv(mean.to(torch.float64), x)) * _cv(invstd.to(torch.float64), x)
+        return g.sum(_red_dims(x)).to(acc), (g * xh).sum(_red_dims(x)).to(acc)
+    xv = K.view(x)
+    sums = K.backward("sums", xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, None, None, None,
+                      mean, None, invstd, is_var=False, eps=0.0, fix_gamma=False, relu=relu, dw=None, db=None)
+    return sums[:c], sums[c:]
+
+
+def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor,
+                weight: torch.Tensor | None, sum_dy: torch.Tensor, sum_dy_xhat: torch.Tensor, count, *,
+                y: torch.Tensor | None = None, activation: str | None = None, need_dz: bool = True
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """dx = w·invstd·(g − sum_dy/count − x̂·sum_dy_xhat/count) and dz = g (None unless ``need_dz``)."""
+    c = _check_x(x)
+    _check_like("dy", dy, x)
+    relu = _check_activation(activation)
+    if relu and y is None:
+        raise ValueError("activation='relu' needs y, the forward's output")
+    _check_like("y", y, x)
+    for name, t in (("mean", mean), ("invstd", invstd), ("weight", weight), ("sum_dy", sum_dy),
+                    ("sum_dy_xhat", sum_dy_xhat)):
+        _check_channels(name, t, c, x)
+    if x.numel() == 0:
+        return torch.empty_like(x), (torch.empty_like(x) if need_dz else None)
+    dz_alias = need_dz and not relu
+    if not uses_triton(x):
+        g = dy.to(torch.float64)
+        if relu:
+            g = torch.where(y <= 0, 0.0, g)
+        n = torch.as_tensor(count, dtype=torch.float64, device=x.device)
+        k1 = invstd.to(torch.float64) if weight is None else invstd.to(torch.float64) * weight.to(torch.float64)
+        xh = (x.to(torch.float64) - _cv(mean.to(torch.float64), x)) * _cv(invstd.to(torch.float64), x)
+        dx = _cv(k1, x) * (g - _cv(sum_dy.to(torch.float64) / n, x) - xh * _cv(sum_dy_xhat.to(torch.float64) / n, x))
+        dz = dy if dz_alias else (_like_x(g, x) if need_dz else None)
+        return _like_x(dx, x), dz
+    xv = K.view(x)
+    dx = torch.empty_like(xv.x)
+    dz = torch.empty_like(xv.x) if (need_dz and relu) else None
+    sums = torch.cat((sum_dy.to(_acc(x.dtype)), sum_dy_xhat.to(_acc(x.dtype))))
+    if isinstance(count, torch.Tensor):
+        count = count.reshape(())
+    K.backward_dx(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, weight, mean, None,
+                  invstd, sums, count, train=True, is_var=False, eps=0.0, fix_gamma=False, relu=relu)
+    if xv.x is not x:
+        dx = _like_x(dx, x)
+        dz = _like_x(dz, x) if dz is not None else None
+    return dx, (dy if dz_alias else dz)
