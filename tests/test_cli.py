@@ -188,10 +188,11 @@ def _bn_doc():
 def test_report_gpu_sections_from_synthetic_results(tmp_path):
     env = common.environment("cpu")
     env.update(device_name="NVIDIA H200", sm_count=132, memory_gib=139.8)
-    results = [{"suite": "layernorm", "doc": _norm_doc("layernorm", {"fastnorm": 1.0, "torch": 0.5, "liger": 0.8}),
-                "elapsed_s": 10.0},
-               {"suite": "rmsnorm", "problem": "exited with status 1 without writing rmsnorm.json"},
-               {"suite": "batchnorm", "doc": _bn_doc(), "elapsed_s": 5.0}]
+    results = [{"suite": "layernorm", "json": "layernorm.json", "elapsed_s": 10.0,
+                "doc": _norm_doc("layernorm", {"fastnorm": 1.0, "torch": 0.5, "liger": 0.8})},
+               {"suite": "rmsnorm", "json": "rmsnorm.json",
+                "problem": "exited with status 1 without writing rmsnorm.json"},
+               {"suite": "batchnorm", "json": "batchnorm.json", "doc": _bn_doc(), "elapsed_s": 5.0}]
     text = report.build_markdown(env, "CUDA (H200): Triton kernels", False, None, results, True,
                                  "fastnorm report --out r", 60.0, tmp_path)
     assert "- Device: NVIDIA H200 (132 SMs" in text
@@ -221,3 +222,20 @@ def test_run_suite_in_a_subprocess_and_its_timeout(tmp_path, monkeypatch):
     monkeypatch.setitem(report.SUITE_BUDGET["quick"], "layernorm", 1.0)
     res = report.run_suite("layernorm", tmp_path, quick=True)
     assert res["problem"].startswith("killed after 2 s") and "doc" not in res and res["elapsed_s"] < 30
+
+
+def test_report_assembles_earlier_results_with_reuse(tiny_battery, tmp_path, monkeypatch, device):
+    # a check and a suite measured earlier (say, on a GPU in separate time-limited runs), then assembled here
+    assert report.main(str(tmp_path), quick=True, suites=["none"]) == 0
+    doc = _norm_doc("layernorm", {"fastnorm": 1.0, "torch": 0.5})
+    doc["env"] = dict(common.environment("cpu"), device_name="NVIDIA H200", sm_count=132, memory_gib=139.8)
+    doc["elapsed_s"] = 42.0
+    common.write_json(doc, tmp_path / "layernorm.json")
+    monkeypatch.setattr(check, "run_check", lambda *a, **k: pytest.fail("the check must be reused, not rerun"))
+    assert report.main(str(tmp_path), quick=True, suites=["none"], skip_check=True, reuse=True) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "- Device: NVIDIA H200 (132 SMs" in text and "**4 passed, 0 failed**" in text
+    assert "| LN fwd" in text and "(an earlier run, reused)" in text
+    # without --reuse, nothing earlier is shown
+    report.main(str(tmp_path), quick=True, suites=["none"], skip_check=True)
+    assert "LN fwd" not in (tmp_path / "report.md").read_text()

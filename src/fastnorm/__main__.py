@@ -36,8 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="check + benchmarks (on a GPU) -> DIR/report.md, plots, JSON")
     r.add_argument("--out", default="report", help="output directory (default: report)")
     r.add_argument("--quick", action="store_true", help="a few minutes instead of up to ~30")
-    r.add_argument("--suites", help="comma list of layernorm,rmsnorm,batchnorm,syncbn (default: all that apply)")
+    r.add_argument("--suites", help="comma list of layernorm,rmsnorm,batchnorm,syncbn, or none "
+                                    "(default: all that apply)")
     r.add_argument("--skip-check", action="store_true", help="benchmarks only")
+    r.add_argument("--reuse", action="store_true",
+                   help="keep results already in --out (check.json when --skip-check, and the suites not run now): "
+                        "build one report over several shorter runs")
     r.add_argument("--interpret", action="store_true", help="on a CPU, run the Triton kernels through the interpreter")
     return p
 
@@ -80,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     from . import report
 
     suites = [s.strip() for s in args.suites.split(",") if s.strip()] if args.suites else None
-    return report.main(args.out, args.quick, suites=suites, skip_check=args.skip_check)
+    return report.main(args.out, args.quick, suites=suites, skip_check=args.skip_check, reuse=args.reuse)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ def run_suite(suite: str, out: Path, quick: bool) -> dict:
     """Run one suite in a subprocess; returns ``{"suite", "returncode", "elapsed_s", "doc" | "problem"}``."""
     budget = SUITE_BUDGET["quick" if quick else "full"][suite]
     cmd = _suite_command(suite, out, quick, budget)
-    result: dict = {"suite": suite, "command": " ".join(cmd[1:]), "budget_s": budget}
+    result: dict = {"suite": suite, "json": _json_name(suite), "command": " ".join(cmd[1:]), "budget_s": budget}
     json_path = out / _json_name(suite)
     if json_path.exists():
         json_path.unlink()  # never report a previous run's figures
@@ -168,7 +168,7 @@ def headline_bn(doc: dict | None, dtype: str = "bfloat16") -> str | None:
     return common.markdown_table(["shape", "layout", *[MODE_TITLES[m] for m in modes]], body)
 
 
-def _suite_markdown(suite: str, doc: dict, out_dir: Path) -> str:
+def _suite_markdown(suite: str, doc: dict, out_dir: Path, json_name: str) -> str:
     if suite in NORM_SUITES:
         from .bench import norms
 
@@ -179,8 +179,8 @@ def _suite_markdown(suite: str, doc: dict, out_dir: Path) -> str:
         return batchnorm.markdown(doc, heading_level=3)
     from .bench import syncbn
 
-    png = _json_name("syncbn").removesuffix(".json") + ".png"
-    text = f"### SyncBatchNorm\n\n{syncbn.tables(doc)}\n"
+    png = json_name.removesuffix(".json") + ".png"
+    text = f"### SyncBatchNorm ({doc['env'].get('world_size', '?')} GPUs)\n\n{syncbn.tables(doc)}\n"
     return text + (f"\n![{png}]({png})\n" if (out_dir / png).is_file() else "")
 
 
@@ -189,7 +189,8 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
     lines = ["# fastnorm report", ""]
     lines += [f"- Date: {env['date']}",
               f"- Device: {env['device_name']}" + (f" ({env.get('sm_count')} SMs, {env.get('memory_gib')} GiB, "
-                                                   f"CUDA {env.get('cuda')})" if gpu else " (no CUDA GPU)"),
+                                                   f"CUDA {env.get('cuda')})" if env.get("sm_count")
+                                                   else " (no CUDA GPU)"),
               f"- Kernels: {where}",
               f"- Versions: fastnorm {env['fastnorm']}"
               + (f" (git {env['git_commit']})" if env.get("git_commit") else "")
@@ -235,17 +236,41 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
         if "problem" in r:
             lines += [f"- **{r['suite']}**: {r['problem']}" + (" — partial results below." if "doc" in r else "."), ""]
         if "doc" in r:
-            name = _json_name(r["suite"])
-            lines += [_suite_markdown(r["suite"], r["doc"], out_dir), f"Raw data: [{name}]({name}); "
-                      f"run time {r['elapsed_s']:.0f} s.", ""]
+            name = r["json"]
+            lines += [_suite_markdown(r["suite"], r["doc"], out_dir, name), f"Raw data: [{name}]({name}); "
+                      f"run time {r['elapsed_s']:.0f} s" + (" (an earlier run, reused)." if r.get("reused") else "."),
+                      ""]
     return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------------ main
 
 
-def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: bool = False) -> int:
-    """``fastnorm report``. Exit status 1 when the check fails or a suite produced no results."""
+def _reused(out_dir: Path, skip: set[str]) -> list[dict]:
+    """Results already in ``out_dir`` (from earlier runs) of the suites not in ``skip``."""
+    found = []
+    for suite in LOCAL_SUITES:
+        path = out_dir / f"{suite}.json"
+        if suite not in skip and path.is_file():
+            found.append(path)
+    if "syncbn" not in skip:
+        found += sorted(out_dir.glob("syncbn_*gpu.json"))
+    out = []
+    for path in found:
+        doc = common.read_json(path)
+        out.append({"suite": doc.get("suite", path.stem.split("_")[0]), "json": path.name, "doc": doc,
+                    "elapsed_s": doc.get("elapsed_s") or 0.0, "reused": True})
+    return out
+
+
+def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: bool = False,
+         reuse: bool = False) -> int:
+    """``fastnorm report``. Exit status 1 when the check fails or a suite run now produced no results.
+
+    ``suites``: the suites to run (default: every one that applies; ``["none"]`` for none). ``reuse``: keep
+    results already in ``out`` — ``check.json`` when the check is skipped, and the JSON of every suite not run
+    now — so a report can be built over several shorter runs (each call on a lent GPU is time-limited).
+    """
     t0 = time.monotonic()
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -254,6 +279,7 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     wanted = list(suites) if suites else [*LOCAL_SUITES, *(["syncbn"] if world > 1 else [])]
+    wanted = [s for s in wanted if s != "none"]
     unknown = [s for s in wanted if s not in (*LOCAL_SUITES, "syncbn")]
     if unknown:
         print(f"fastnorm report: unknown suite(s) {', '.join(unknown)}", file=sys.stderr)
@@ -266,9 +292,10 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
             # Every rank runs the distributed suite first, together; then rank 0 alone goes on.
             results.append(run_suite("syncbn", out_dir, quick))
             if rank != 0:
-                return 0 if "doc" in results[-1] or results[-1].get("returncode") == 0 else 1
+                return 0 if "doc" in results[-1] else 1
         else:
-            results.append({"suite": "syncbn", "problem": "not run: it needs torchrun with WORLD_SIZE > 1"})
+            results.append({"suite": "syncbn", "json": _json_name("syncbn"),
+                            "problem": "not run: it needs torchrun with WORLD_SIZE > 1"})
     elif world > 1 and rank != 0:
         return 0
 
@@ -278,34 +305,48 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
     env = common.environment(device)
 
     rows = None
+    check_path = out_dir / "check.json"
     if not skip_check:
         print(f"\n=== correctness check ({'quick' if quick else 'full'} battery)", flush=True)
         rows = check_mod.run_check(quick, device)
         common.write_json({"where": where, "device": str(device), "quick": quick,
-                           "rows": [r.to_dict() for r in rows]}, out_dir / "check.json")
+                           "rows": [r.to_dict() for r in rows]}, check_path)
         print(check_mod.summary(rows), flush=True)
         if gpu:
             torch.cuda.empty_cache()  # leave the device's memory to the benchmark subprocesses
+    elif reuse and check_path.is_file():
+        saved = common.read_json(check_path)
+        rows = [check_mod.CheckRow.from_dict(d) for d in saved["rows"]]
+        where = saved.get("where", where)
+        print(f"reusing the check in {check_path}: {check_mod.summary(rows)}", flush=True)
 
     if gpu:
         for suite in wanted:
             if suite != "syncbn":
                 results.append(run_suite(suite, out_dir, quick))
-        order = {s: i for i, s in enumerate((*LOCAL_SUITES, "syncbn"))}
-        results.sort(key=lambda r: order[r["suite"]])
+    if reuse:
+        results += _reused(out_dir, skip={r["suite"] for r in results})
+    order = {s: i for i, s in enumerate((*LOCAL_SUITES, "syncbn"))}
+    results.sort(key=lambda r: (order.get(r["suite"], 9), r["json"]))
 
-    text = build_markdown(env, where, quick, rows, results, gpu, command, time.monotonic() - t0, out_dir)
+    measured = [r["doc"] for r in results if "doc" in r]
+    if not gpu and measured:  # assembling results measured elsewhere: describe their machine
+        env = dict(measured[0]["env"])
+    text = build_markdown(env, where, quick, rows, results, gpu or bool(measured), command, time.monotonic() - t0,
+                          out_dir)
     (out_dir / "report.md").write_text(text + "\n")
 
     print("\n=== summary")
     print(f"  report: {out_dir / 'report.md'}")
     if rows is not None:
         print(f"  ran: correctness check ({len(rows)} rows) — {where}: {check_mod.summary(rows)}")
-    if gpu:
-        for r in results:
-            state = r.get("problem") or f"done in {r['elapsed_s']:.0f} s"
+    for r in results:
+        if r.get("reused"):
+            print(f"  reused: {r['suite']} benchmark from an earlier run ({r['json']})")
+        else:
+            state = r.get("problem") or f"done in {r.get('elapsed_s', 0):.0f} s"
             print(f"  ran: {r['suite']} benchmark — {state}")
-    else:
+    if not gpu:
         print("  not run: benchmarks (no CUDA GPU; they measure GPU memory bandwidth)")
         print(f"  {committed_report_line()}")
     failed = rows is not None and not all(r.passed for r in rows)
