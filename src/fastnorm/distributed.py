@@ -116,14 +116,8 @@ class GlobalCountCheck:
     def __init__(self) -> None:
         self._pending: list[tuple[torch.cuda.Event, torch.Tensor, tuple[int, ...], int]] = []
 
-    def __deepcopy__(self, memo):  # pending events belong to this instance's stream history only
-        return type(self)()
-
-    def __getstate__(self):
-        return {}
-
-    def __setstate__(self, state):
-        self._pending = []
+    def __reduce__(self):  # copies and pickles start clean: pending events belong to this process's streams
+        return (type(self), ())
 
     def check_gathered(self, x: torch.Tensor, gathered_counts: torch.Tensor, world_size: int) -> None:
         """Check after the all-gather. ``gathered_counts``: the ``[R]`` float32 per-rank counts."""
@@ -159,7 +153,8 @@ class GlobalCountCheck:
 
 
 def _in_layout_of(t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """``t`` (same shape as ``x``) with ``x``'s strides — e.g. an expanded all-ones ``dy`` made dense."""
+    """``t`` (same shape as ``x``) with ``x``'s strides — e.g. an expanded all-ones ``dy`` made dense once,
+    rather than once in each of the two backward stages."""
     if t.stride() == x.stride():
         return t
     return torch.empty_like(x, dtype=t.dtype).copy_(t)
@@ -181,8 +176,6 @@ class _SyncBatchNormFunction(torch.autograd.Function):
     def forward(ctx, x, weight, bias, z, running_mean, running_var, num_batches_tracked, momentum, eps,
                 activation, group, world_size, count_check):
         x = _dense_layout(x)
-        if z is not None:
-            z = _in_layout_of(z, x)
         c = x.shape[1]
         mean, m2 = _bn.local_stats(x)
         local_count = mean.new_full((1,), float(x.numel() // c))
@@ -190,8 +183,7 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         counts = gathered[:, 2 * c]
         if count_check is not None:
             count_check.check_gathered(x, counts, world_size)
-        count, gmean, var = _bn.merge_stats(counts.contiguous(), gathered[:, :c].contiguous(),
-                                            gathered[:, c:2 * c].contiguous())
+        count, gmean, var = _bn.merge_stats(counts, gathered[:, :c], gathered[:, c:2 * c])
         if running_mean is not None:
             _bn.update_running_stats_(running_mean, running_var, gmean, var, count, momentum, num_batches_tracked)
         invstd = torch.rsqrt(var + eps)
@@ -215,7 +207,7 @@ class _SyncBatchNormFunction(torch.autograd.Function):
             c = x.shape[1]
             total = all_reduce_sums_(torch.cat((sum_dy, sum_dy_xhat)), ctx.group)
             dx, dz = _bn.backward_dx(dy, x, mean, invstd, weight, total[:c], total[c:], count,
-                                     y=y, activation=ctx.activation)
+                                     y=y, activation=ctx.activation, need_dz=need_dz)
         elif need_dz:
             dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)
         if not need_dz:

@@ -6,7 +6,8 @@ import torch
 from torch.nn.modules.batchnorm import _BatchNorm
 
 from .. import distributed as _dist
-from .._validate import check_float, check_momentum, check_same_device
+from .._validate import check_eps, check_float, check_momentum, check_same_device
+from ..functional import batch_norm
 
 _ACTIVATIONS = (None, "relu")
 
@@ -74,7 +75,7 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"num_features must be a positive int, got {num_features!r}")
         if activation not in _ACTIVATIONS:
             raise ValueError(f"activation must be None or 'relu', got {activation!r}")
-        super().__init__(num_features, eps, check_momentum(momentum), affine, track_running_stats,
+        super().__init__(num_features, check_eps(eps), check_momentum(momentum), affine, track_running_stats,
                          device=device, dtype=dtype)
         if affine and not bias:
             self.bias = None
@@ -127,13 +128,9 @@ class SyncBatchNorm(_BatchNorm):
             activation=self.activation, z=z, count_check=self._count_check)
 
     def _local(self, input, z, running_mean, running_var, bn_training):
-        """No synchronization: fastnorm's local batch norm on this rank's batch."""
-        from .. import functional as F
-
-        updates = self.training and running_mean is not None
-        momentum = self.momentum if updates else 0.0
-        return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training,
-                            momentum, self.eps, activation=self.activation, z=z)
+        """No synchronization: fastnorm's local batch norm of this rank's batch (as fastnorm.nn.BatchNorm2d)."""
+        return batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training, self.momentum,
+                          self.eps, activation=self.activation, z=z, num_batches_tracked=self.num_batches_tracked)
 
     @classmethod
     def convert_sync_batchnorm(cls, module: torch.nn.Module, process_group=None) -> torch.nn.Module:

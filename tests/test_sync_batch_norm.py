@@ -1,0 +1,232 @@
+"""fastnorm.nn.SyncBatchNorm in one process: state_dict and conversion compatibility with torch, the local
+path (no process group, or evaluation) with no collective, argument errors, and the global-count check.
+
+The multi-process behaviour (2 and 3 gloo ranks) is in ``test_sync_batch_norm_gloo.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import fastnorm
+from fastnorm import reference as ref
+from fastnorm.distributed import GlobalCountCheck
+from fastnorm.nn import SyncBatchNorm
+from helpers import assert_close, to_np64
+
+COLLECTIVES = ("all_gather", "all_gather_into_tensor", "all_gather_single", "all_reduce", "broadcast", "barrier")
+
+
+@pytest.fixture
+def no_collectives(monkeypatch):
+    """Any torch.distributed collective called during the test fails it."""
+    def forbid(name):
+        def call(*args, **kwargs):
+            raise AssertionError(f"torch.distributed.{name} was called")
+        return call
+
+    for name in COLLECTIVES:
+        if hasattr(dist, name):
+            monkeypatch.setattr(dist, name, forbid(name))
+
+
+def _randomize(m: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, t in list(m.named_parameters()) + list(m.named_buffers()):
+            if name.endswith("num_batches_tracked"):
+                t.fill_(7)
+            elif name.endswith("running_var"):
+                t.copy_(torch.rand(t.shape, generator=g) + 0.5)
+            else:
+                t.copy_(torch.randn(t.shape, generator=g))
+    return m
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"affine": False}, {"track_running_stats": False}, {"momentum": None}])
+def test_state_dict_round_trips_with_torch(kwargs):
+    for other_cls in (torch.nn.SyncBatchNorm, torch.nn.BatchNorm2d):
+        other = _randomize(other_cls(6, **kwargs))
+        mine = SyncBatchNorm(6, **kwargs)
+        mine.load_state_dict(other.state_dict(), strict=True)
+        back = other_cls(6, **kwargs)
+        back.load_state_dict(mine.state_dict(), strict=True)
+        assert list(mine.state_dict()) == list(other.state_dict())
+        for k, v in other.state_dict().items():
+            assert torch.equal(mine.state_dict()[k], v), k
+            assert torch.equal(back.state_dict()[k], v), k
+
+
+def test_constructor_matches_torch():
+    mine = SyncBatchNorm(5, eps=1e-3, momentum=0.2, dtype=torch.float64)
+    theirs = torch.nn.SyncBatchNorm(5, eps=1e-3, momentum=0.2, dtype=torch.float64)
+    for (n1, t1), (n2, t2) in zip(mine.state_dict().items(), theirs.state_dict().items(), strict=True):
+        assert n1 == n2 and t1.dtype == t2.dtype and torch.equal(t1, t2)
+    assert (mine.eps, mine.momentum, mine.affine, mine.track_running_stats) == (1e-3, 0.2, True, True)
+    assert mine.process_group is None
+    assert isinstance(mine, torch.nn.modules.batchnorm._BatchNorm)
+    assert "activation='relu'" in repr(SyncBatchNorm(3, activation="relu"))
+    assert SyncBatchNorm(3, bias=False).bias is None
+
+
+def _model():
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 1)
+            self.bn = torch.nn.BatchNorm2d(4)
+            self.inner = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4, momentum=None))
+
+    m = torch.nn.Sequential(Block(), torch.nn.BatchNorm3d(2, affine=False),
+                            torch.nn.SyncBatchNorm(4, eps=1e-3, track_running_stats=False), torch.nn.ReLU())
+    return _randomize(m)
+
+
+def test_convert_sync_batchnorm_recursive_shares_state():
+    model = _model()
+    model[0].bn.weight.requires_grad_(False)
+    model[0].inner[1].eval()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    old = {n: m for n, m in model.named_modules()}
+    converted = SyncBatchNorm.convert_sync_batchnorm(model, process_group="pg-sentinel")
+    assert converted is model
+    mods = dict(converted.named_modules())
+    for name in ("0.bn", "0.inner.1", "1", "2"):
+        new, prev = mods[name], old[name]
+        assert type(new) is SyncBatchNorm, name
+        assert new.process_group == "pg-sentinel"
+        assert (new.num_features, new.eps, new.momentum, new.affine, new.track_running_stats) == (
+            prev.num_features, prev.eps, prev.momentum, prev.affine, prev.track_running_stats)
+        assert new.training == prev.training
+        for attr in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
+            assert getattr(new, attr) is getattr(prev, attr), (name, attr)
+    assert type(mods["0.conv"]) is torch.nn.Conv2d and type(mods["0.inner.0"]) is torch.nn.Linear
+    assert mods["0.bn"].weight.requires_grad is False and mods["0.bn"].bias.requires_grad is True
+    assert mods["0.inner.1"].training is False
+    after = converted.state_dict()
+    assert list(after) == list(before)
+    assert all(torch.equal(after[k], v) for k, v in before.items())
+    fresh = _model()
+    fresh.load_state_dict(after, strict=True)  # and back into torch modules
+
+
+def test_convert_a_bare_batchnorm_returns_a_new_layer():
+    bn = _randomize(torch.nn.BatchNorm2d(3)).eval()
+    out = SyncBatchNorm.convert_sync_batchnorm(bn)
+    assert type(out) is SyncBatchNorm and out is not bn and out.weight is bn.weight and not out.training
+    lin = torch.nn.Linear(2, 2)
+    assert SyncBatchNorm.convert_sync_batchnorm(lin) is lin
+
+
+def test_convert_keeps_outputs_in_eval(no_collectives):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                                torch.nn.Conv2d(4, 5, 1), torch.nn.BatchNorm2d(5))
+    _randomize(model[1], 1)
+    _randomize(model[4], 2)
+    model.eval()
+    x = torch.randn(2, 3, 6, 5)
+    expected = model(x)
+    SyncBatchNorm.convert_sync_batchnorm(model)
+    assert type(model[1]) is SyncBatchNorm
+    assert_close("converted output", model(x), to_np64(expected), torch.float32)
+
+
+def test_module_is_copyable_and_picklable():
+    m = SyncBatchNorm(4, activation="relu")
+    for other in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert type(other) is SyncBatchNorm and other.activation == "relu"
+        assert isinstance(other._count_check, GlobalCountCheck)
+        assert all(torch.equal(a, b) for a, b in zip(m.state_dict().values(), other.state_dict().values(),
+                                                     strict=True))
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+@pytest.mark.parametrize("activation,with_z", [(None, False), ("relu", True)])
+def test_without_process_group_is_local_batch_norm(no_collectives, device, momentum, activation, with_z):
+    """No torch.distributed group (or world size 1): plain local BatchNorm, no collective."""
+    assert not (dist.is_available() and dist.is_initialized())
+    c = 3
+    m = SyncBatchNorm(c, momentum=momentum, activation=activation, device=device)
+    _randomize(m, 3)
+    m.num_batches_tracked.zero_()
+    w, b = to_np64(m.weight), to_np64(m.bias)
+    rm, rv, nbt = to_np64(m.running_mean), to_np64(m.running_var), 0
+    g = torch.Generator().manual_seed(5)
+    for _ in range(2):
+        x = (torch.randn(3, c, 2, 3, generator=g) * 2 + 1).to(device).requires_grad_(True)
+        z = torch.randn(3, c, 2, 3, generator=g).to(device).requires_grad_(True) if with_z else None
+        dy = torch.randn(3, c, 2, 3, generator=g).to(device)
+        m.zero_grad(set_to_none=True)
+        m(x, z=z).backward(dy)
+        fwd = ref.batch_norm_forward(to_np64(x), w, b, rm, rv, training=True, momentum=momentum, eps=1e-5,
+                                     activation=activation, z=to_np64(z) if with_z else None, num_batches_tracked=nbt)
+        dx, dw, db, dz = ref.batch_norm_backward(to_np64(dy), to_np64(x), w, fwd, training=True,
+                                                 activation=activation, has_z=with_z)
+        rm, rv, nbt = fwd.new_running_mean, fwd.new_running_var, fwd.new_num_batches_tracked
+        assert_close("dx", x.grad, dx, torch.float32)
+        assert_close("dweight", m.weight.grad, dw, torch.float32, param_grad=True)
+        assert_close("dbias", m.bias.grad, db, torch.float32, param_grad=True)
+        if with_z:
+            assert_close("dz", z.grad, dz, torch.float32)
+        assert_close("running_mean", m.running_mean, rm, torch.float32)
+        assert_close("running_var", m.running_var, rv, torch.float32)
+        assert int(m.num_batches_tracked) == nbt
+    m.eval()
+    x = torch.randn(4, c, 2, 2, generator=g).to(device)
+    fwd = ref.batch_norm_forward(to_np64(x), w, b, rm, rv, training=False, momentum=momentum, eps=1e-5,
+                                 activation=activation, z=to_np64(x) if with_z else None)
+    assert_close("eval y", m(x, z=x if with_z else None), fwd.y, torch.float32)
+
+
+def test_one_value_per_channel_without_group_raises(device):
+    m = SyncBatchNorm(3, device=device)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        m(torch.randn(1, 3, device=device))
+    m.eval()
+    assert m(torch.randn(1, 3, device=device)).shape == (1, 3)  # evaluation: fine
+
+
+def test_global_count_check_on_host():
+    chk = GlobalCountCheck()
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training, got input size"):
+        chk.check_gathered(torch.empty(0, 3), torch.tensor([0.0, 1.0, 0.0]), 3)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        chk.check_gathered(torch.empty(1, 3), torch.tensor([1.0, 0.0]), 2)
+    chk.check_gathered(torch.empty(1, 3), torch.tensor([1.0, 1.0]), 2)  # 2 values in total: fine
+    chk.check_gathered(torch.empty(0, 3), torch.tensor([0.0, 0.0]), 2)  # empty everywhere: fine (no-op step)
+    chk.check_gathered(torch.empty(4, 3), torch.tensor([4.0, 0.0]), 2)  # local count >= 2 never checks
+    chk.raise_pending()
+
+
+@pytest.mark.parametrize("bad,err,match", [
+    (lambda m: m(torch.randn(4)), ValueError, "expected at least 2D input"),
+    (lambda m: m(torch.randn(2, 5, 3)), ValueError, "num_features=4"),
+    (lambda m: m(torch.randn(2, 0, 3)), ValueError, "input channels should be non-zero"),
+    (lambda m: m(torch.randint(0, 3, (2, 4, 3))), TypeError, "input must have a floating dtype"),
+    (lambda m: m(torch.randn(2, 4, 3), z=torch.randn(2, 4)), ValueError, "z must have the input's shape"),
+    (lambda m: m(torch.randn(2, 4, 3), z=torch.randn(2, 4, 3).to(torch.int32)), TypeError, "z must have"),
+])
+def test_bad_input_raises_naming_the_argument(bad, err, match):
+    with pytest.raises(err, match=match):
+        bad(SyncBatchNorm(4))
+
+
+@pytest.mark.parametrize("kwargs,err,match", [
+    (dict(num_features=0), ValueError, "num_features"),
+    (dict(num_features=3, activation="gelu"), ValueError, "activation"),
+    (dict(num_features=3, momentum=1.5), ValueError, "momentum"),
+    (dict(num_features=3, eps=-1.0), ValueError, "eps"),
+])
+def test_bad_constructor_arguments(kwargs, err, match):
+    with pytest.raises(err, match=match):
+        SyncBatchNorm(**kwargs)
+
+
+def test_exported():
+    assert fastnorm.nn.SyncBatchNorm is SyncBatchNorm
