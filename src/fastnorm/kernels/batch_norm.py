@@ -62,6 +62,15 @@ def _hl(hi, lo, ACC: tl.constexpr):
 
 
 @triton.jit
+def _invstd(var, eps, ACC: tl.constexpr):
+    """1/sqrt(var + eps), correctly rounded square root (fp32 or fp64)."""
+    if ACC == tl.float64:
+        return 1.0 / tl.sqrt(var + eps)
+    else:
+        return 1.0 / tl.sqrt_rn(var + eps)
+
+
+@triton.jit
 def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
     """Chan's merge of two (count, mean, M2) triples; a side with count 0 is an exact no-op."""
     n = n_a + n_b
@@ -311,7 +320,7 @@ def _bn_fwd_fused_kernel(
                     else:
                         count = _hl(cnt_hi, cnt_lo, ACC)
                         var = fm2 / count
-                        rstd = 1.0 / tl.sqrt_rn(var + _hl(eps_hi, eps_lo, ACC))
+                        rstd = _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC)
                         tl.store(out_a_ptr + cf, k, mask=cfm)
                         tl.store(out_b_ptr + cf, fmean, mask=cfm)
                         tl.store(out_c_ptr + cf, rstd, mask=cfm)
@@ -370,7 +379,7 @@ def _bn_apply_kernel(
         mrel = tl.zeros([CB], ACC)
     sd = tl.load(sd_ptr + c, mask=cmask, other=1.0).to(ACC)
     if IS_VAR:
-        rstd = 1.0 / tl.sqrt_rn(sd + _hl(eps_hi, eps_lo, ACC))
+        rstd = _invstd(sd, _hl(eps_hi, eps_lo, ACC), ACC)
     else:
         rstd = sd
     if SAVE:
@@ -479,7 +488,7 @@ def _bn_bwd_fused_kernel(
         mrel = tl.zeros([CB], ACC)
     sd = tl.load(rstd_ptr + c, mask=cmask, other=1.0).to(ACC)
     if IS_VAR:
-        rstd = 1.0 / tl.sqrt_rn(sd + _hl(eps_hi, eps_lo, ACC))
+        rstd = _invstd(sd, _hl(eps_hi, eps_lo, ACC), ACC)
     else:
         rstd = sd
     if FIX_GAMMA:
@@ -551,7 +560,7 @@ def _bn_bwd_dx_kernel(
     cmask = c < C
     sd = tl.load(sd_ptr + c, mask=cmask, other=1.0).to(ACC)
     if IS_VAR:
-        rstd = 1.0 / tl.sqrt_rn(sd + _hl(eps_hi, eps_lo, ACC))
+        rstd = _invstd(sd, _hl(eps_hi, eps_lo, ACC), ACC)
     else:
         rstd = sd
     if FIX_GAMMA:
@@ -629,7 +638,7 @@ def _bn_update_running_kernel(rm_ptr, rv_ptr, mean_ptr, var_ptr, count_ptr, nbt_
         f = 1.0 / tl.load(nbt_ptr).to(ACC)
     else:
         f = _hl(mom_hi, mom_lo, ACC)
-    upd = cmask & (n > 0)
+    upd = cmask & ((tl.zeros([CB], ACC) + n) > 0)
     rm = tl.load(rm_ptr + c, mask=upd, other=0.0).to(ACC)
     rv = tl.load(rv_ptr + c, mask=upd, other=0.0).to(ACC)
     mean = tl.load(mean_ptr + c, mask=upd, other=0.0).to(ACC)

@@ -1,0 +1,439 @@
+"""fastnorm.batch_norm against the float64 NumPy reference: forward, backward and running statistics in
+every mode (training, evaluation, frozen), both layouts, 1d/2d/3d shapes, options, edge cases and errors.
+
+Interpreter-sized shapes (CI runs these through Triton's interpreter on CPU); the same tests run on CUDA.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import fastnorm
+from fastnorm import reference as ref
+from fastnorm.kernels import batch_norm as K
+from fastnorm.kernels import config
+from helpers import assert_close, poisoned_like, to_np64
+
+# (shape, channels_last): 1d/2d/3d, C = 1, 3, 65, 129, spatial 1x1, batch 1 with spatial > 1, uneven sizes.
+SHAPES = [
+    ((6, 3), False),
+    ((5, 65), False),
+    ((3, 3, 7), False),
+    ((1, 5, 9), False),
+    ((2, 129, 3), False),
+    ((3, 1, 4, 5), False),
+    ((3, 1, 4, 5), True),
+    ((2, 3, 5, 7), False),
+    ((2, 3, 5, 7), True),
+    ((4, 65, 1, 1), False),
+    ((1, 129, 2, 3), True),
+    ((2, 3, 2, 3, 4), False),
+    ((2, 3, 2, 3, 4), True),
+]
+
+
+def _make(shape, channels_last, dtype, device, seed=0, pdtype=torch.float32, requires_grad=True):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g).to(dtype)
+    c = shape[1]
+    w = (torch.rand(c, generator=g) + 0.5).to(pdtype)
+    b = torch.randn(c, generator=g).to(pdtype)
+    rm = torch.randn(c, generator=g)
+    rv = torch.rand(c, generator=g) + 0.5
+    x = x.to(device)
+    if channels_last:
+        x = x.to(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
+    w, b, rm, rv = (t.to(device) for t in (w, b, rm, rv))
+    if requires_grad:
+        x.requires_grad_(True)
+        w.requires_grad_(True)
+        b.requires_grad_(True)
+    return x, w, b, rm, rv
+
+
+def _np(t):
+    return None if t is None else to_np64(t)
+
+
+def _check_bn(x, w, b, rm, rv, *, training, momentum=0.1, eps=1e-5, use_global_stats=False, fix_gamma=False,
+              activation=None, z=None, dtype=None, seed=1):
+    """Run fastnorm forward + backward and compare everything with the reference."""
+    dtype = dtype or x.dtype
+    rm0 = None if rm is None else rm.clone()
+    rv0 = None if rv is None else rv.clone()
+    y = fastnorm.batch_norm(x, rm, rv, w, b, training, momentum, eps, use_global_stats=use_global_stats,
+                            fix_gamma=fix_gamma, activation=activation, z=z)
+    assert y.shape == x.shape and y.dtype == x.dtype and y.stride() == x.stride()
+    fwd = ref.batch_norm_forward(_np(x), _np(w), _np(b), _np(rm0), _np(rv0), training=training, momentum=momentum,
+                                 eps=eps, use_global_stats=use_global_stats, fix_gamma=fix_gamma,
+                                 activation=activation, z=_np(z))
+    assert_close("y", y, fwd.y, dtype)
+    if rm is not None:
+        assert_close("running_mean", rm, fwd.new_running_mean, rm.dtype)
+        assert_close("running_var", rv, fwd.new_running_var, rv.dtype)
+    gen = torch.Generator().manual_seed(seed)
+    dy = torch.randn(x.shape, generator=gen).to(x.dtype).to(x.device)
+    inputs = [t for t in (x, w, b, z) if t is not None and t.requires_grad]
+    grads = torch.autograd.grad(y, inputs, dy)
+    got = dict(zip([id(t) for t in inputs], grads, strict=True))
+    dx, dw, db, dz = ref.batch_norm_backward(_np(dy), _np(x), _np(w), fwd, training=training,
+                                             use_global_stats=use_global_stats, fix_gamma=fix_gamma,
+                                             activation=activation, has_z=z is not None, has_bias=b is not None)
+    if x.requires_grad:
+        assert got[id(x)].stride() == x.stride()
+        assert_close("dx", got[id(x)], dx, dtype)
+    if w is not None and w.requires_grad:
+        assert_close("dweight", got[id(w)], dw, w.dtype, param_grad=True)
+    if b is not None and b.requires_grad:
+        assert_close("dbias", got[id(b)], db, b.dtype, param_grad=True)
+    if z is not None and z.requires_grad:
+        assert_close("dz", got[id(z)], dz, dtype)
+    return y
+
+
+@pytest.mark.parametrize("shape,cl", SHAPES)
+def test_training_fp32(shape, cl, device):
+    x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+    _check_bn(x, w, b, rm, rv, training=True)
+
+
+@pytest.mark.parametrize("shape,cl", SHAPES[::2])
+def test_eval_fp32(shape, cl, device):
+    x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+    _check_bn(x, w, b, rm, rv, training=False)
+
+
+@pytest.mark.parametrize("shape,cl", SHAPES[1::3])
+def test_frozen_training_fp32(shape, cl, device):
+    """use_global_stats: running statistics normalize, stay untouched, and the backward is the frozen one."""
+    x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+    rm0, rv0 = rm.clone(), rv.clone()
+    _check_bn(x, w, b, rm, rv, training=True, use_global_stats=True)
+    assert torch.equal(rm, rm0) and torch.equal(rv, rv0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape,cl", [((4, 65, 3), False), ((2, 3, 5, 7), True), ((2, 3, 4, 5), False)])
+@pytest.mark.parametrize("training", [True, False])
+def test_low_precision_fp32_params(dtype, shape, cl, training, device):
+    x, w, b, rm, rv = _make(shape, cl, dtype, device)
+    _check_bn(x, w, b, rm, rv, training=training)
+
+
+@pytest.mark.parametrize("shape,cl", [((3, 5, 6), False), ((2, 3, 4, 4), True)])
+def test_input_dtype_params(shape, cl, device):
+    x, w, b, rm, rv = _make(shape, cl, torch.bfloat16, device, pdtype=torch.bfloat16)
+    rm, rv = rm.to(torch.bfloat16), rv.to(torch.bfloat16)
+    _check_bn(x, w, b, rm, rv, training=True)
+
+
+def test_float64(device):
+    x, w, b, rm, rv = _make((3, 5, 4, 3), False, torch.float64, device, pdtype=torch.float64)
+    rm, rv = rm.double(), rv.double()
+    _check_bn(x, w, b, rm, rv, training=True)
+    _check_bn(x, w, b, rm, rv, training=False)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("cl", [False, True])
+def test_relu_residual(training, cl, device):
+    x, w, b, rm, rv = _make((3, 5, 4, 3), cl, torch.float32, device)
+    z = torch.randn(x.shape, device=device).to(memory_format=torch.channels_last if cl else torch.contiguous_format)
+    z.requires_grad_(True)
+    _check_bn(x, w, b, rm, rv, training=training, activation="relu", z=z)
+    _check_bn(x, w, b, rm.clone(), rv.clone(), training=training, activation="relu")
+    _check_bn(x, w, b, rm.clone(), rv.clone(), training=training, z=z)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_fix_gamma_and_no_affine(training, device):
+    x, w, b, rm, rv = _make((4, 6, 5), False, torch.float32, device)
+    _check_bn(x, w, b, rm, rv, training=training, fix_gamma=True)
+    _check_bn(x, None, None, rm.clone(), rv.clone(), training=training)
+    _check_bn(x, w, None, None, None, training=training)  # no running stats: batch statistics
+
+
+@pytest.mark.parametrize("cl", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_offset_and_constant_channels(cl, dtype, device):
+    """A channel of 1e4 + randn keeps all its digits (shifted statistics); a constant channel at 1e7 has
+    variance 0: y = bias, and its dx = w/sqrt(eps)·(g − mean(g))."""
+    x, w, b, rm, rv = _make((4, 3, 5, 3), cl, dtype, device, requires_grad=False)
+    x = x.detach().clone()
+    x[:, 0] = (torch.randn(4, 5, 3, device=device) + 1e4).to(dtype)
+    x[:, 2] = 1e7
+    x.requires_grad_(True)
+    w.requires_grad_(True)
+    b.requires_grad_(True)
+    _check_bn(x, w, b, rm, rv, training=True)
+
+
+@pytest.mark.parametrize("momentum", [0.1, None, 0.0, 1.0])
+@pytest.mark.parametrize("cl", [False, True])
+def test_running_stats_after_k_steps(momentum, cl, device):
+    m = fastnorm.nn.BatchNorm2d(3, momentum=momentum).to(device)
+    rm = np.zeros(3)
+    rv = np.ones(3)
+    nbt = 0
+    for step in range(3):
+        x = torch.randn(2 + step, 3, 3, 4, device=device) * (step + 1) + step
+        if cl:
+            x = x.to(memory_format=torch.channels_last)
+        m(x)
+        fwd = ref.batch_norm_forward(to_np64(x), None, None, rm, rv, training=True, momentum=momentum, eps=1e-5,
+                                     num_batches_tracked=nbt)
+        rm, rv, nbt = fwd.new_running_mean, fwd.new_running_var, fwd.new_num_batches_tracked
+    assert int(m.num_batches_tracked) == nbt == 3
+    assert_close("running_mean", m.running_mean, rm, torch.float32)
+    assert_close("running_var", m.running_var, rv, torch.float32)
+
+
+def test_modules_match_torch(device):
+    torch.manual_seed(0)
+    for cls, tcls, shape in ((fastnorm.nn.BatchNorm1d, torch.nn.BatchNorm1d, (5, 4, 3)),
+                             (fastnorm.nn.BatchNorm2d, torch.nn.BatchNorm2d, (3, 4, 3, 2)),
+                             (fastnorm.nn.BatchNorm3d, torch.nn.BatchNorm3d, (2, 4, 2, 3, 2))):
+        for kw in ({}, {"affine": False}, {"track_running_stats": False}, {"momentum": None}):
+            ours = cls(4, **kw).to(device)
+            theirs = tcls(4, **kw).to(device)
+            for training in (True, False, True):
+                ours.train(training)
+                theirs.train(training)
+                x = torch.randn(shape, device=device)
+                torch.testing.assert_close(ours(x), theirs(x), rtol=1e-5, atol=1e-5)
+            for name, t in theirs.state_dict().items():
+                torch.testing.assert_close(ours.state_dict()[name], t, rtol=1e-5, atol=1e-6)
+
+
+def test_state_dict_round_trips(device):
+    theirs = torch.nn.BatchNorm2d(5).to(device)
+    theirs.train()
+    theirs(torch.randn(4, 5, 3, 3, device=device))
+    ours = fastnorm.nn.BatchNorm2d(5).to(device)
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    back = torch.nn.BatchNorm2d(5).to(device)
+    back.load_state_dict(ours.state_dict(), strict=True)
+    for name, t in theirs.state_dict().items():
+        assert torch.equal(back.state_dict()[name], t)
+    frozen = fastnorm.nn.FrozenBatchNorm2d(5).to(device)
+    frozen.load_state_dict(theirs.state_dict(), strict=True)  # num_batches_tracked is dropped
+    theirs.eval()
+    x = torch.randn(2, 5, 3, 4, device=device)
+    torch.testing.assert_close(frozen(x), theirs(x), rtol=1e-5, atol=1e-6)
+
+
+class FrozenBatchNorm2d(torch.nn.Module):
+    """The shape of torchvision.ops.FrozenBatchNorm2d (torchvision is not a dependency; convert_model
+    recognizes the class by its name and buffers)."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.register_buffer("weight", torch.ones(num_features))
+        self.register_buffer("bias", torch.zeros(num_features))
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x):
+        scale = self.weight * (self.running_var + self.eps).rsqrt()
+        bias = self.bias - self.running_mean * scale
+        return x * scale.reshape(1, -1, 1, 1) + bias.reshape(1, -1, 1, 1)
+
+
+TorchvisionFrozenBatchNorm2d = FrozenBatchNorm2d
+
+
+@pytest.mark.parametrize("cl", [False, True])
+def test_frozen_module(cl, device):
+    tv = TorchvisionFrozenBatchNorm2d(6, eps=1e-3)
+    for name in ("weight", "bias", "running_mean"):
+        getattr(tv, name).copy_(torch.randn(6))
+    tv.running_var.copy_(torch.rand(6) + 0.1)
+    tv = tv.to(device)
+    ours = fastnorm.nn.FrozenBatchNorm2d(6, eps=1e-3).to(device)
+    ours.load_state_dict(tv.state_dict(), strict=True)
+    tv2 = TorchvisionFrozenBatchNorm2d(6, eps=1e-3).to(device)
+    tv2.load_state_dict(ours.state_dict(), strict=True)
+    x = torch.randn(3, 6, 4, 5, device=device)
+    if cl:
+        x = x.to(memory_format=torch.channels_last)
+    x.requires_grad_(True)
+    y = ours(x)
+    assert y.stride() == x.stride()
+    dy = torch.randn_like(x)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    x2 = x.detach().clone().requires_grad_(True)
+    y2 = tv2(x2)
+    (dx2,) = torch.autograd.grad(y2, x2, dy)
+    fwd = ref.batch_norm_forward(to_np64(x), to_np64(tv.weight), to_np64(tv.bias), to_np64(tv.running_mean),
+                                 to_np64(tv.running_var), training=False, momentum=0.1, eps=1e-3)
+    assert_close("y", y, fwd.y, torch.float32)
+    rdx, *_ = ref.batch_norm_backward(to_np64(dy), to_np64(x), to_np64(tv.weight), fwd, training=False)
+    assert_close("dx", dx, rdx, torch.float32)
+    torch.testing.assert_close(y, y2, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(dx, dx2, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="expected 4D input"):
+        ours(torch.randn(2, 6, 3, device=device))
+
+
+@pytest.mark.parametrize("cl", [False, True])
+def test_empty_batch(cl, device):
+    m = fastnorm.nn.BatchNorm2d(4).to(device)
+    rm0, rv0 = m.running_mean.clone(), m.running_var.clone()
+    x = torch.randn(0, 4, 3, 3, device=device)
+    if cl:
+        x = x.to(memory_format=torch.channels_last)
+    x.requires_grad_(True)
+    y = m(x)
+    assert y.shape == x.shape
+    y.sum().backward()
+    assert torch.equal(m.weight.grad, torch.zeros(4, device=device))
+    assert torch.equal(m.bias.grad, torch.zeros(4, device=device))
+    assert x.grad.shape == x.shape
+    assert torch.equal(m.running_mean, rm0) and torch.equal(m.running_var, rv0)
+    assert int(m.num_batches_tracked) == 1  # the counter moves, as in torch and the reference
+    m.eval()
+    assert m(x).shape == x.shape
+
+
+def test_layout_of_other_strides(device):
+    """A permuted, non-channels-last input costs one copy but gives the right values in its own layout."""
+    x = torch.randn(2, 4, 3, 5, device=device).permute(0, 1, 3, 2)  # neither NCHW nor channels-last
+    x.requires_grad_(True)
+    w = torch.rand(4, device=device).requires_grad_(True)
+    b = torch.randn(4, device=device).requires_grad_(True)
+    _check_bn(x, w, b, torch.zeros(4, device=device), torch.ones(4, device=device), training=True)
+    # dy in another layout than x
+    x2 = torch.randn(2, 4, 3, 5, device=device).to(memory_format=torch.channels_last).requires_grad_(True)
+    y = fastnorm.batch_norm(x2, None, None, w, b, True)
+    dy = torch.randn(2, 4, 3, 5, device=device)
+    (dx,) = torch.autograd.grad(y, x2, dy)
+    fwd = ref.batch_norm_forward(to_np64(x2), to_np64(w), to_np64(b), None, None, training=True, momentum=0.1,
+                                 eps=1e-5)
+    rdx, *_ = ref.batch_norm_backward(to_np64(dy), to_np64(x2), to_np64(w), fwd, training=True)
+    assert_close("dx", dx, rdx, torch.float32)
+
+
+def test_nan_propagates(device):
+    x, w, b, rm, rv = _make((3, 4, 5), False, torch.float32, device, requires_grad=False)
+    x[1, 2, 3] = float("nan")
+    y = fastnorm.batch_norm(x, None, None, w, b, True)
+    assert torch.isnan(y[:, 2]).all() and not torch.isnan(y[:, [0, 1, 3]]).any()
+    y = fastnorm.batch_norm(x, rm, rv, w, b, False)
+    assert torch.isnan(y).sum() == 1
+
+
+@pytest.mark.parametrize("cl", [False, True])
+def test_deterministic(cl, device):
+    x, w, b, rm, rv = _make((4, 6, 5, 3), cl, torch.bfloat16, device)
+    outs = []
+    for _ in range(2):
+        rm_, rv_ = rm.clone(), rv.clone()
+        y = fastnorm.batch_norm(x, rm_, rv_, w, b, True)
+        dy = torch.ones_like(y) * 0.5 + torch.arange(y.numel(), device=device).reshape(y.shape).to(y.dtype) % 3
+        grads = torch.autograd.grad(y, (x, w, b), dy)
+        outs.append((y, rm_, rv_, *grads))
+    for a, c in zip(*outs, strict=True):
+        assert torch.equal(a, c)
+
+
+def test_errors(device):
+    x = torch.randn(4, 3, 5, device=device)
+    w = torch.ones(3, device=device)
+    with pytest.raises(ValueError, match=r"weight must have shape \(3,\).*C=3"):
+        fastnorm.batch_norm(x, None, None, torch.ones(4, device=device), None, True)
+    with pytest.raises(ValueError, match=r"running_mean must have shape \(3,\).*C=3"):
+        fastnorm.batch_norm(x, torch.zeros(2, device=device), torch.ones(3, device=device), w, None, True)
+    with pytest.raises(TypeError, match="x must have a floating dtype"):
+        fastnorm.batch_norm(torch.ones(4, 3, dtype=torch.int64, device=device), None, None, training=True)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training, got input size"):
+        fastnorm.batch_norm(torch.randn(1, 3, device=device), None, None, training=True)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        fastnorm.nn.BatchNorm2d(3).to(device)(torch.randn(1, 3, 1, 1, device=device))
+    with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
+        fastnorm.nn.BatchNorm2d(3).to(device)(x)
+    with pytest.raises(ValueError, match="expected 5D input"):
+        fastnorm.nn.BatchNorm3d(3).to(device)(x)
+    with pytest.raises(ValueError, match="activation"):
+        fastnorm.batch_norm(x, None, None, training=True, activation="gelu")
+    with pytest.raises(ValueError, match="z must have the input's shape"):
+        fastnorm.batch_norm(x, None, None, training=True, z=torch.randn(4, 3, device=device))
+    with pytest.raises(ValueError, match="both be tensors or both be None"):
+        fastnorm.batch_norm(x, torch.zeros(3, device=device), None, training=True)
+    with pytest.raises(ValueError, match="use_global_stats"):
+        fastnorm.batch_norm(x, None, None, training=True, use_global_stats=True)
+    with pytest.raises(ValueError, match="num_batches_tracked"):
+        fastnorm.batch_norm(x, torch.zeros(3, device=device), torch.ones(3, device=device), training=True,
+                            momentum=None)
+    with pytest.raises(ValueError, match="at least 2 dims"):
+        fastnorm.batch_norm(torch.randn(3, device=device), None, None, training=True)
+
+
+# ------------------------------------------------------------------ kernel decomposition paths and poison
+
+
+@pytest.fixture
+def small_plans(monkeypatch):
+    """Plans with many groups, sub-groups and items on tiny tensors: every merge path and the wait path run."""
+    monkeypatch.setattr(config, "BN_ITEM", {"fused": 32, "stream": 32})
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
+    monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
+    monkeypatch.setattr(config, "BN_MSUB", 2)
+    monkeypatch.setattr(config, "BN_CL_CB", 4)
+    config.batch_norm_plan.cache_clear()
+    yield
+    config.batch_norm_plan.cache_clear()
+
+
+@pytest.mark.parametrize("shape,cl,lag", [((5, 6, 3, 7), False, 1), ((5, 6, 3, 7), True, 2), ((17, 10), False, 3)])
+def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, device):
+    monkeypatch.setattr(config, "BN_LAG", lag)
+    x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+    xv = K.view(x.detach())
+    plan = config.batch_norm_plan(xv.flat, xv.c, xv.v, 4, "fused", "fwd")
+    assert plan.groups > 1 and plan.nsub > 1 and plan.split > plan.msub
+    _check_bn(x, w, b, rm, rv, training=True, activation="relu")
+    _check_bn(x, w, b, rm, rv, training=False)
+    mean, m2 = fastnorm.ops.batch_norm.local_stats(x.detach())
+    _, rmean, rm2 = ref.shard_stats(to_np64(x))
+    assert_close("mean", mean, rmean, torch.float32)
+    assert_close("m2", m2, rm2, torch.float32)
+
+
+@pytest.mark.parametrize("cl", [False, True])
+def test_every_output_element_written(cl, device):
+    """Outputs handed to the kernels pre-filled with NaN come back NaN-free."""
+    x, w, b, rm, rv = _make((3, 5, 4, 3), cl, torch.bfloat16, device, requires_grad=False)
+    xv = K.view(x)
+    y = poisoned_like(x)
+    shift, mrel, rstd = K.forward_train(xv, y, None, w, b, rm, rv, None, 0.1, 1e-5, False, True)
+    assert not torch.isnan(y).any()
+    y2 = poisoned_like(x)
+    K.apply(xv, y2, None, w, b, rm, None, rv, is_var=True, eps=1e-5, fix_gamma=False, relu=False, save=False)
+    assert not torch.isnan(y2).any()
+    dy = torch.randn_like(x)
+    for mode in ("train", "frozen"):
+        dx, dz = poisoned_like(x), poisoned_like(x)
+        dw, db = torch.full_like(w, float("nan")), torch.full_like(b, float("nan"))
+        K.backward(mode, xv, dy, y, dx, dz, w, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=False, relu=True,
+                   dw=dw, db=db)
+        for t in (dx, dz, dw, db):
+            assert not torch.isnan(t).any(), mode
+
+
+def test_cpu_torch_path(monkeypatch):
+    """CPU tensors without the interpreter take torch operations with the same semantics."""
+    import fastnorm.ops.batch_norm as ops
+
+    monkeypatch.setattr(ops, "uses_triton", lambda t: False)
+    for cl in (False, True):
+        x, w, b, rm, rv = _make((3, 4, 5, 2), cl, torch.float32, "cpu")
+        z = torch.randn(x.shape).requires_grad_(True)
+        _check_bn(x, w, b, rm, rv, training=True, activation="relu", z=z)
+        _check_bn(x, w, b, rm, rv, training=False, fix_gamma=True)
+    m = fastnorm.nn.BatchNorm2d(4, momentum=None)
+    m(torch.randn(3, 4, 2, 2))
+    m(torch.randn(3, 4, 2, 2))
+    assert int(m.num_batches_tracked) == 2
