@@ -1,0 +1,323 @@
+"""Check and tune fastnorm's BatchNorm kernels on a GPU.
+
+    PYTHONPATH=src python3 benchmarks/scripts/tune_batchnorm.py [--sections check,time,variants,tests]
+
+1. ``check``: fastnorm against torch in fp32 (forward, running statistics, dx/dw/db) in training,
+   evaluation and frozen modes, NCHW and channels_last, on small shapes (in a subprocess with a
+   timeout, so a hang is reported rather than waited on);
+2. ``time``: fastnorm vs torch eager at the shapes of BENCHMARKS.md — bf16 input with fp32 parameters,
+   and fp32; NCHW and channels_last; training forward, training backward (dx, dw, db), evaluation
+   forward, frozen backward (dx only) — as % of the copy bandwidth measured in the same process, on the
+   fewest bytes (forward: x read + y written; backward: x, dy read + dx written; frozen backward: dy
+   read + dx written; parameters and statistics added). Every timed fastnorm result is also compared
+   with torch's (a wrong result is flagged in the table);
+3. ``variants``: the fused training kernels under other plans (group size, schedule lag, item size)
+   on a subset of cases;
+4. ``tests``: tests/test_batch_norm*.py and tests/test_convert.py on CUDA (pytest -n 8).
+
+Kernels are compiled first in parallel worker processes (filling Triton's on-disk cache). Results go
+to $OUT/batchnorm.json when $OUT is set. Timing: triton.testing.do_bench, median, L2 flushed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+SHAPES = [(256, 64, 56, 56), (256, 256, 28, 28), (256, 1024, 14, 14), (128, 2048, 7, 7), (8, 256, 128, 128)]
+DTYPES = {"bf16": (torch.bfloat16, torch.float32), "fp32": (torch.float32, torch.float32)}
+OPS = ("train_fwd", "train_bwd", "eval_fwd", "frozen_bwd")
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------- cases
+
+
+def make_case(shape, dtype_name, cl, seed=0):
+    dtype, pdtype = DTYPES[dtype_name]
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    c = shape[1]
+    x = torch.randn(shape, device="cuda", generator=g).mul_(2).add_(0.5).to(dtype)
+    dy = torch.randn(shape, device="cuda", generator=g).to(dtype)
+    if cl:
+        x = x.to(memory_format=torch.channels_last)
+        dy = dy.to(memory_format=torch.channels_last)
+    w = (torch.rand(c, device="cuda", generator=g) + 0.5).to(pdtype)
+    b = torch.randn(c, device="cuda", generator=g).to(pdtype)
+    rm = torch.randn(c, device="cuda", generator=g) * 0.1
+    rv = torch.rand(c, device="cuda", generator=g) + 0.5
+    return dict(x=x, dy=dy, w=w, b=b, rm=rm, rv=rv)
+
+
+def fewest_bytes(op, case):
+    x = case["x"]
+    n = x.numel() * x.element_size()
+    c = x.shape[1]
+    params = c * 4 * 6
+    return {"train_fwd": 2 * n, "train_bwd": 3 * n, "eval_fwd": 2 * n, "frozen_bwd": 2 * n}[op] + params
+
+
+def runner(op, impl, case):
+    """A closure running ``op`` with ``impl`` ("fastnorm" or "torch") on ``case``; returns (fn, result_fn)."""
+    import fastnorm
+
+    x, dy, w, b, rm, rv = (case[k] for k in ("x", "dy", "w", "b", "rm", "rv"))
+    bn = fastnorm.batch_norm if impl == "fastnorm" else F.batch_norm
+    if op == "train_fwd":
+        rm_, rv_ = rm.clone(), rv.clone()
+        return (lambda: bn(x, rm_, rv_, w, b, True, 0.1, 1e-5)), (lambda: (bn(x, rm.clone(), rv.clone(), w, b, True,
+                                                                             0.1, 1e-5),))
+    if op == "eval_fwd":
+        return (lambda: bn(x, rm, rv, w, b, False, 0.1, 1e-5)), (lambda: (bn(x, rm, rv, w, b, False, 0.1, 1e-5),))
+    if op == "train_bwd":
+        xg = x.detach().requires_grad_(True)
+        wg = w.detach().requires_grad_(True)
+        bg = b.detach().requires_grad_(True)
+        y = bn(xg, None, None, wg, bg, True, 0.1, 1e-5)
+        return (lambda: torch.autograd.grad(y, (xg, wg, bg), dy, retain_graph=True)), \
+            (lambda: torch.autograd.grad(y, (xg, wg, bg), dy, retain_graph=True))
+    if op == "frozen_bwd":
+        xg = x.detach().requires_grad_(True)
+        y = bn(xg, rm, rv, w, b, False, 0.1, 1e-5)
+        return (lambda: torch.autograd.grad(y, (xg,), dy, retain_graph=True)), \
+            (lambda: torch.autograd.grad(y, (xg,), dy, retain_graph=True))
+    raise ValueError(op)
+
+
+def rel_err(a, e):
+    a = a.float()
+    e = e.float()
+    return float((a - e).abs().max() / e.abs().max().clamp_min(1e-30))
+
+
+# --------------------------------------------------------------------------------------------- check
+
+
+def check():
+    """fp32, small shapes: fastnorm vs torch in every mode."""
+    import fastnorm
+
+    torch.manual_seed(0)
+    worst = 0.0
+    n = 0
+    for shape in [(8, 16, 9, 9), (4, 65, 5, 7), (16, 3, 33, 31), (32, 129, 1, 1), (64, 32, 4, 4), (6, 64)]:
+        for cl in (False, True):
+            if cl and len(shape) != 4:
+                continue
+            case = make_case(shape, "fp32", cl)
+            x, dy, w, b, rm, rv = (case[k] for k in ("x", "dy", "w", "b", "rm", "rv"))
+            for mode in ("train", "eval", "frozen"):
+                outs = []
+                for impl in ("fastnorm", "torch"):
+                    xg = x.detach().clone().requires_grad_(True)
+                    wg = w.detach().clone().requires_grad_(mode != "frozen")
+                    bg = b.detach().clone().requires_grad_(mode != "frozen")
+                    rm_, rv_ = rm.clone(), rv.clone()
+                    if impl == "fastnorm":
+                        y = fastnorm.batch_norm(xg, rm_, rv_, wg, bg, mode == "train", 0.1, 1e-5)
+                    else:
+                        y = F.batch_norm(xg, rm_, rv_, wg, bg, mode == "train", 0.1, 1e-5)
+                    ins = (xg, wg, bg) if mode != "frozen" else (xg,)
+                    grads = torch.autograd.grad(y, ins, dy)
+                    outs.append((y, rm_, rv_, *grads))
+                errs = [rel_err(a, e) for a, e in zip(*outs, strict=True)]
+                worst = max(worst, *errs)
+                n += 1
+                if max(errs) > 1e-4:
+                    log(f"  MISMATCH {shape} cl={cl} {mode}: {['%.2e' % e for e in errs]}")
+    log(f"check: {n} cases, worst relative error vs torch {worst:.2e}")
+    return worst < 1e-4
+
+
+# -------------------------------------------------------------------------------------------- compile
+
+
+def _warm_worker(args):
+    shape, dtype_name, cl, overrides = args
+    os.environ.setdefault("TRITON_PRINT_AUTOTUNING", "0")
+    _apply_overrides(overrides)
+    case = make_case(shape, dtype_name, cl)
+    for op in OPS:
+        fn, _ = runner(op, "fastnorm", case)
+        fn()
+    torch.cuda.synchronize()
+    return shape
+
+
+def _apply_overrides(overrides):
+    from fastnorm.kernels import config
+
+    for k, v in (overrides or {}).items():
+        setattr(config, k, v)
+    config.batch_norm_plan.cache_clear()
+
+
+def precompile(jobs):
+    t = time.time()
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(min(12, len(jobs))) as pool:
+        pool.map(_warm_worker, jobs)
+    log(f"precompiled {len(jobs)} cases in {time.time() - t:.1f}s")
+
+
+# ----------------------------------------------------------------------------------------------- time
+
+
+def bench(fn):
+    import triton
+
+    return triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median") * 1e-3
+
+
+def copy_bandwidth():
+    src = torch.empty(1 << 29, dtype=torch.bfloat16, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    t = bench(lambda: dst.copy_(src))
+    return 2 * src.numel() * src.element_size() / t
+
+
+def compare(op, case):
+    """Worst normwise error of fastnorm's result vs torch's (torch computing in its own way)."""
+    _, ours = runner(op, "fastnorm", case)
+    _, theirs = runner(op, "torch", case)
+    return max(rel_err(a, e) for a, e in zip(ours(), theirs(), strict=True))
+
+
+def time_all(copy_bw, results):
+    for dtype_name in DTYPES:
+        for cl in (False, True):
+            for shape in SHAPES:
+                case = make_case(shape, dtype_name, cl)
+                row = {}
+                for op in OPS:
+                    nbytes = fewest_bytes(op, case)
+                    err = compare(op, case)
+                    ts = {}
+                    for impl in ("fastnorm", "torch"):
+                        fn, _ = runner(op, impl, case)
+                        ts[impl] = bench(fn)
+                    row[op] = dict(fastnorm_s=ts["fastnorm"], torch_s=ts["torch"], bytes=nbytes,
+                                   fastnorm_pct=100 * nbytes / ts["fastnorm"] / copy_bw,
+                                   torch_pct=100 * nbytes / ts["torch"] / copy_bw, err=err)
+                key = f"{dtype_name} {'CL' if cl else 'NCHW'} {shape}"
+                results["time"][key] = row
+                tol = 2e-2 if dtype_name == "bf16" else 1e-4
+                log(key + "  " + "  ".join(
+                    f"{op}: {r['fastnorm_pct']:.0f}/{r['torch_pct']:.0f}{' ERR %.1e' % r['err'] if r['err'] > tol else ''}"
+                    for op, r in row.items()))
+                del case
+                torch.cuda.empty_cache()
+
+
+def table(results):
+    lines = ["", "% of copy bandwidth, fastnorm / torch eager (train fwd | train bwd | eval fwd | frozen bwd)"]
+    for key, row in results["time"].items():
+        cells = " | ".join(f"{row[op]['fastnorm_pct']:3.0f} / {row[op]['torch_pct']:3.0f}" for op in OPS)
+        lines.append(f"{key:34s} {cells}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------- variants
+
+VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16", True),
+                 ((256, 1024, 14, 14), "bf16", False), ((128, 2048, 7, 7), "bf16", True),
+                 ((128, 2048, 7, 7), "bf16", False), ((256, 256, 28, 28), "fp32", False)]
+VARIANTS = {
+    "default": {},
+    "group2MB": {"BN_GROUP_BYTES": 2 << 20},
+    "group4MB": {"BN_GROUP_BYTES": 4 << 20},
+    "group16MB": {"BN_GROUP_BYTES": 16 << 20},
+    "onegroup": {"BN_GROUP_BYTES": 1 << 40},
+    "lag2": {"BN_LAG": 2},
+    "group4MB_lag2": {"BN_GROUP_BYTES": 4 << 20, "BN_LAG": 2},
+    "item16K": {"BN_ITEM": {"fused": 16384, "stream": 65536}},
+    "item64K": {"BN_ITEM": {"fused": 65536, "stream": 65536}},
+    "stream128K": {"BN_ITEM": {"fused": 32768, "stream": 131072}},
+}
+
+
+def variants(copy_bw, results):
+    from fastnorm.kernels import config
+
+    saved = {k: getattr(config, k) for v in VARIANTS.values() for k in v}
+    for shape, dtype_name, cl in VARIANT_CASES:
+        case = make_case(shape, dtype_name, cl)
+        key = f"{dtype_name} {'CL' if cl else 'NCHW'} {shape}"
+        cells = []
+        for name, ov in VARIANTS.items():
+            for k, v in saved.items():
+                setattr(config, k, v)
+            _apply_overrides(ov)
+            r = {}
+            for op in ("train_fwd", "train_bwd", "eval_fwd"):
+                fn, _ = runner(op, "fastnorm", case)
+                r[op] = 100 * fewest_bytes(op, case) / bench(fn) / copy_bw
+            results["variants"].setdefault(key, {})[name] = r
+            cells.append(f"{name}={r['train_fwd']:.0f}/{r['train_bwd']:.0f}/{r['eval_fwd']:.0f}")
+        log(key + "  " + " ".join(cells))
+        del case
+        torch.cuda.empty_cache()
+    for k, v in saved.items():
+        setattr(config, k, v)
+    config.batch_norm_plan.cache_clear()
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sections", default="check,time,variants")
+    ap.add_argument("--check-timeout", type=int, default=120)
+    args = ap.parse_args()
+    sections = args.sections.split(",")
+    results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "time": {}, "variants": {},
+               "date": time.strftime("%Y-%m-%d")}
+    import triton
+
+    results["triton"] = triton.__version__
+    log(f"{results['device']} torch {torch.__version__} triton {triton.__version__}")
+    if "check" in sections:
+        r = subprocess.run([sys.executable, __file__, "--sections", "_check"], timeout=args.check_timeout)
+        if r.returncode != 0:
+            log("check FAILED (or hung); stopping")
+            sys.exit(1)
+    if "_check" in sections:
+        sys.exit(0 if check() else 1)
+    copy_bw = None
+    if "time" in sections or "variants" in sections:
+        jobs = [(s, d, cl, {}) for d in DTYPES for cl in (False, True) for s in SHAPES]
+        if "variants" in sections:
+            jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for ov in VARIANTS.values() if "BN_ITEM" in ov]
+        precompile(jobs)
+        copy_bw = copy_bandwidth()
+        results["copy_GBps"] = copy_bw / 1e9
+        log(f"copy bandwidth {copy_bw / 1e9:.0f} GB/s")
+    if "variants" in sections:
+        variants(copy_bw, results)
+    if "time" in sections:
+        time_all(copy_bw, results)
+        log(table(results))
+    out = os.environ.get("OUT")
+    if out:
+        with open(os.path.join(out, "batchnorm.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    if "tests" in sections:
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "8", "-p", "no:warnings",
+                            "tests/test_batch_norm.py", "tests/test_batch_norm_stages.py", "tests/test_convert.py"])
+        log(f"tests exit status {r.returncode}")
+
+
+if __name__ == "__main__":
+    main()
