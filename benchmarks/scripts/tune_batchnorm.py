@@ -135,7 +135,7 @@ def check():
                 worst = max(worst, *errs)
                 n += 1
                 if max(errs) > 1e-4:
-                    log(f"  MISMATCH {shape} cl={cl} {mode}: {['%.2e' % e for e in errs]}")
+                    log(f"  MISMATCH {shape} cl={cl} {mode}: {[f'{e:.2e}' for e in errs]}")
     log(f"check: {n} cases, worst relative error vs torch {worst:.2e}")
     return worst < 1e-4
 
@@ -213,9 +213,9 @@ def time_all(copy_bw, results):
                 key = f"{dtype_name} {'CL' if cl else 'NCHW'} {shape}"
                 results["time"][key] = row
                 tol = 2e-2 if dtype_name == "bf16" else 1e-4
-                log(key + "  " + "  ".join(
-                    f"{op}: {r['fastnorm_pct']:.0f}/{r['torch_pct']:.0f}{' ERR %.1e' % r['err'] if r['err'] > tol else ''}"
-                    for op, r in row.items()))
+                flag = {op: (f" ERR {r['err']:.1e}" if r["err"] > tol else "") for op, r in row.items()}
+                log(key + "  " + "  ".join(f"{op}: {r['fastnorm_pct']:.0f}/{r['torch_pct']:.0f}{flag[op]}"
+                                           for op, r in row.items()))
                 del case
                 torch.cuda.empty_cache()
 
