@@ -263,6 +263,7 @@ def test_batchnorm_suite_end_to_end_on_cpu(tmp_path):
         assert r["status"] == "ok", r
         assert r["bytes"] == common.batch_norm_bytes(r["mode"], 300, 3, 4, 4)
         assert "mismatch" not in r
+    assert sorted(doc["settings"]["impls"]) == ["fastnorm", "torch"]
     for r in doc["records"]:
         if r["impl"] == "fastnorm":
             assert r["status"] == "ok" and "mismatch" not in r, r
