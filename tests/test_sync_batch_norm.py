@@ -230,3 +230,18 @@ def test_bad_constructor_arguments(kwargs, err, match):
 
 def test_exported():
     assert fastnorm.nn.SyncBatchNorm is SyncBatchNorm
+
+
+def test_convert_model_sync_keeps_fastnorm_options(no_collectives):
+    model = torch.nn.Sequential(torch.nn.BatchNorm2d(3), fastnorm.nn.BatchNorm2d(3, activation="relu"),
+                                torch.nn.Sequential(fastnorm.nn.BatchNorm1d(3, momentum=None)))
+    _randomize(model).eval()
+    x = torch.randn(2, 3, 4, 4)
+    expected = model[1](model[0](x))
+    params = [id(p) for p in model.parameters()]
+    out = fastnorm.convert_model(model, sync=True, process_group=None)
+    assert out is model
+    assert [type(m) for m in (model[0], model[1], model[2][0])] == [SyncBatchNorm] * 3
+    assert model[1].activation == "relu" and model[0].activation is None and model[2][0].momentum is None
+    assert [id(p) for p in model.parameters()] == params
+    assert_close("converted output", model[1](model[0](x)), to_np64(expected), torch.float32)
