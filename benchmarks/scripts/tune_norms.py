@@ -67,7 +67,7 @@ def bwd_variants(n: int, sms: int, esize: int = 2) -> list[C.NormConfig]:
     out = [base]
     bn = triton_next_pow2(n)
     if bn <= 16384:
-        for tile in (1024, 2048, 4096, 8192):
+        for tile in (1024, 2048, 4096, 8192, 16384):
             if tile < bn:
                 continue
             for ept in (4, 8, 16):
@@ -106,7 +106,7 @@ def run_fwd(x, w, b, is_rms, cfg=None, store_stats=True):
 
 
 def run_bwd(dy, x, w, has_b, mean, rstd, is_rms, cfg=None):
-    return K.norm_bwd(dy, x, w, has_b, mean, rstd, None, x.dtype, None, 0.0, is_rms,
+    return K.norm_bwd(dy, x, w, has_b, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms,
                       bias_dtype=w.dtype if has_b else None, config=cfg)
 
 
@@ -274,6 +274,7 @@ def table(ns, copy_gbs):
 
 
 def sweep_one(is_rms, n, copy_gbs, sms, top):
+    """Kernel-only timings of alternative configs; prints the best few per direction."""
     m = rows_for(n)
     x, w, b, dy = make_inputs(m, n, is_rms=is_rms)
     _, _, mean, rstd = run_fwd(x, w, b, is_rms)
@@ -294,16 +295,6 @@ def sweep_one(is_rms, n, copy_gbs, sms, top):
         print(f"  sweep {'RMS' if is_rms else 'LN'} {kind} N={n}: default {default_pct:.1f}%; best "
               + "; ".join(f"{p:.1f}% {fmt_cfg(c)}" for p, c in results[:top]), flush=True)
     return out
-
-
-def sweep(ns, copy_gbs, sms, top=3):
-    """Kernel-only timings of alternative configs; prints the best few per (op, N, direction)."""
-    best = {}
-    for is_rms in (False, True):
-        for n in ns:
-            best.update(sweep_one(is_rms, n, copy_gbs, sms, top))
-            torch.cuda.empty_cache()
-    return best
 
 
 def fmt_cfg(c: C.NormConfig) -> str:
@@ -406,6 +397,7 @@ def main():
     ap.add_argument("--ns", default=",".join(map(str, NS)))
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--sweep-ns", default="")
+    ap.add_argument("--sweep-ops", default="ln,rms")
     ap.add_argument("--tests", action="store_true")
     ap.add_argument("--ptxas", action="store_true")
     args = ap.parse_args()
@@ -418,24 +410,31 @@ def main():
     sms = C.multiprocessor_count(dev)
     print(f"device {torch.cuda.get_device_name()} ({sms} SMs), torch {torch.__version__}", flush=True)
     sweep_ns = [int(s) for s in args.sweep_ns.split(",") if s] if args.sweep_ns else ns
-    items = []
+    sweep_ops = [op == "rms" for op in args.sweep_ops.split(",") if op]
+    items = {}
     for is_rms in (False, True):
         for n in ns:
-            m = rows_for(n)
-            items.append((is_rms, n, m, "bwd", None))
-        if args.sweep:
+            items[(is_rms, n, "bwd", None)] = (is_rms, n, rows_for(n), "bwd", None)
+    if args.sweep:
+        for is_rms in sweep_ops:
             for n in sweep_ns:
-                m = rows_for(n)
-                items += [(is_rms, n, m, "fwd", c) for c in fwd_variants(n)[1:]]
-                items += [(is_rms, n, m, "bwd", c) for c in bwd_variants(n, sms)[1:]]
-    precompile(items)
+                for kind, variants in (("fwd", fwd_variants(n)[1:]), ("bwd", bwd_variants(n, sms)[1:])):
+                    for c in variants:
+                        key = (is_rms, n, kind, c._replace(programs=0))
+                        items.setdefault(key, (is_rms, n, rows_for(n), kind, c))
+    precompile(list(items.values()))
     check_correctness()
     host_overhead()
     copy_gbs = copy_bandwidth()
     print(f"== copy bandwidth {copy_gbs:.0f} GB/s (read + write)", flush=True)
-    best = sweep(sweep_ns, copy_gbs, sms) if args.sweep else {}
     print("== fastnorm vs torch eager, bf16, % of copy bandwidth (fwd incl. stats; bwd = autograd.grad)")
     rows = table(ns, copy_gbs)
+    best = {}
+    if args.sweep:
+        for is_rms in sweep_ops:
+            for n in sweep_ns:
+                best.update(sweep_one(is_rms, n, copy_gbs, sms, 3))
+                torch.cuda.empty_cache()
     if args.tests:
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "8", "-p", "no:cacheprovider",
                         *sorted(str(p) for p in Path("tests").glob("test_layer_norm*.py"))])

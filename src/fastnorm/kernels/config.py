@@ -99,9 +99,10 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None) -> NormConfig:
 
 @functools.cache
 def norm_partial_sum_config(n: int, g: int) -> NormPartialSumConfig:
-    """Tile for summing the ``[g, n]`` backward partials over ``g``."""
-    block_c = min(256, _next_pow2(n))
-    block_g = min(32, _next_pow2(g))
+    """Tile for summing the ``[g, n]`` backward partials over ``g``: about 128 column blocks (256 to 2048
+    wide), tiles of ~4096 elements."""
+    block_c = min(_next_pow2(n), max(256, min(2048, _next_pow2(-(-n // 128)))))
+    block_g = min(_next_pow2(g), max(1, 4096 // block_c))
     return NormPartialSumConfig(block_g, block_c, 4)
 
 

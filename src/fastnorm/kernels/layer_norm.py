@@ -7,16 +7,18 @@ column stride and an arbitrary row stride; offsets are 64-bit.
 Forward, per row (accumulating in float32, float64 for float64 input)::
 
     s    = round_res(x + r)                           (with a residual; stored as residual_out)
-    LN:  k = s[0];  mean = k + Σ(s - k)/N;  var = Σ(s - mean)²/N        (two passes, shifted)
+    LN:  k = s[0];  μ = Σ(s - k)/N;  var = Σ((s - k) - μ)²/N        (two passes on shifted data)
     RMS: var = Σ s²/N   (no centring)
-    rstd = 1 / sqrt(var + eps);  y = (s - mean) · rstd · (w + offset) + b
+    rstd = 1 / sqrt(var + eps);  y = ((s - k) - μ) · rstd · (w + offset) + b
 
 The shift by the row's first element makes a constant row centre to exact zeros (so its output is
-exactly ``b``) and keeps rows with a large offset (1e4 + noise) accurate. Rows that do not fit in
+exactly ``b``) and keeps rows with a large offset (1e4 + noise) accurate. The saved "mean" is the
+shifted one, μ (the row mean is k + μ): backward re-reads k and centres exactly as the forward did,
+where an fp32 k + μ would be off by half an ulp of the row mean. Rows that do not fit in
 registers are walked in chunks; the per-chunk (count, mean, M2) are merged with Chan's formula, and a
 second pass (re-reading the row, from L2) writes ``y``.
 
-Backward, with ``g = dy · (w + offset)`` and ``x̂ = (s - mean) · rstd``::
+Backward, with ``g = dy · (w + offset)`` and ``x̂ = ((s - k) - μ) · rstd``::
 
     dx = rstd · (g − x̂ · mean(g · x̂) − mean(g))      (RMS: no mean(g) term)   [+ d residual_out]
     dw = Σ_rows dy · x̂,   db = Σ_rows dy
@@ -102,7 +104,7 @@ def _norm_fwd_kernel(
         else:
             d = tl.where(mask, s - k[:, None], 0.0)
             mean_d = tl.sum(d, axis=1) / N
-            mean = k + mean_d
+            mean = mean_d
             xc = tl.where(mask, d - mean_d[:, None], 0.0)
             var = tl.sum(xc * xc, axis=1) / N
         rstd = _rsqrt(var + eps, IS_F64)
@@ -143,7 +145,7 @@ def _norm_fwd_kernel(
         if IS_RMS:
             var = sq / N
         else:
-            mean = k + mean_a
+            mean = mean_a
             var = m2_a / N
         rstd = _rsqrt(var + eps, IS_F64)
         # Pass 2: re-read the row (residual_out when fused: one tensor instead of two) and write y.
@@ -158,7 +160,7 @@ def _norm_fwd_kernel(
             if IS_RMS:
                 y = s * rstd[:, None]
             else:
-                y = (s - mean[:, None]) * rstd[:, None]
+                y = ((s - k[:, None]) - mean[:, None]) * rstd[:, None]
             if HAS_W:
                 w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
                 y = y * w[None, :]
@@ -177,12 +179,14 @@ def _norm_bwd_kernel(
     DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART,
     M, N, num_chunks,
     stride_dy, stride_x, stride_dro, stride_dx, stride_dres,
-    weight_offset: tl.float64,
+    eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
     HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
+    DEGENERATE_N: tl.constexpr = 1 if IS_RMS else 2
+    eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
     pid = tl.program_id(0)
     num_programs = tl.num_programs(0)
@@ -208,18 +212,25 @@ def _norm_bwd_kernel(
             if IS_RMS:
                 xhat = x * rstd[:, None]
             else:
+                k = tl.load(X + rows64 * stride_x, mask=row_mask, other=0.0).to(ACC)
                 mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
-                xhat = (x - mean[:, None]) * rstd[:, None]
+                xhat = ((x - k[:, None]) - mean[:, None]) * rstd[:, None]
             if HAS_W:
                 g = dy * w[None, :]
             else:
                 g = dy
             c1 = tl.sum(g * xhat, axis=1) / N
             if IS_RMS:
+                gc = g
                 dx = (g - xhat * c1[:, None]) * rstd[:, None]
             else:
                 c2 = tl.sum(g, axis=1) / N
-                dx = (g - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+                gc = g - c2[:, None]
+                dx = (gc - xhat * c1[:, None]) * rstd[:, None]
+            # With N = 1 (RMS) or N = 2 (LN) the projection above cancels to rounding noise: the exact
+            # gradient is then eps · rstd³ · g_c (1 - x̂² = eps · rstd² in closed form).
+            if N <= DEGENERATE_N:
+                dx = gc * (eps * rstd * rstd * rstd)[:, None]
             if HAS_DRES_OUT:
                 dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols[None, :], mask=mask, other=0.0).to(ACC)
             tl.store(DX + rows64[:, None] * stride_dx + cols[None, :], dx, mask=mask)
@@ -244,6 +255,7 @@ def _norm_bwd_kernel(
             rdy = rows64 * stride_dy
             rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
             if not IS_RMS:
+                k = tl.load(X + rx, mask=row_mask, other=0.0).to(ACC)
                 mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
             c1 = tl.zeros([BLOCK_M], dtype=ACC)
             c2 = tl.zeros([BLOCK_M], dtype=ACC)
@@ -256,7 +268,7 @@ def _norm_bwd_kernel(
                 if IS_RMS:
                     xhat = x * rstd[:, None]
                 else:
-                    xhat = (x - mean[:, None]) * rstd[:, None]
+                    xhat = ((x - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
                     w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
                     g = dy * w[None, :]
@@ -277,7 +289,7 @@ def _norm_bwd_kernel(
                 if IS_RMS:
                     xhat = x * rstd[:, None]
                 else:
-                    xhat = (x - mean[:, None]) * rstd[:, None]
+                    xhat = ((x - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
                     w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
                     g = dy * w[None, :]
@@ -357,9 +369,10 @@ def norm_fwd(
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """Normalize the rows of ``x2d`` (``(M, N)``, unit column stride, ``M * N > 0``).
 
-    Returns ``(y, residual_out, mean, rstd)``: ``y`` contiguous ``(M, N)`` in x's dtype; ``residual_out``
-    (``x + res`` in ``residual_dtype``) when ``res2d`` is given, else None; ``mean`` (LayerNorm only) and
-    ``rstd`` as ``(M,)`` float32 (float64 for float64 input) when ``store_stats``, else None.
+    Returns ``(y, residual_out, mean, rstd)``: ``y`` contiguous ``(M, N)`` in x's dtype;
+    ``residual_out`` (``x + res`` in ``residual_dtype``) when ``res2d`` is given, else None; ``mean``
+    (LayerNorm only: the mean of ``s - s[:, 0]``, see the module docstring) and ``rstd`` as ``(M,)``
+    float32 (float64 for float64 input) when ``store_stats``, else None.
     ``config`` overrides the launch heuristic (tests and tuning).
     """
     m, n = x2d.shape
@@ -399,6 +412,7 @@ def norm_bwd(
     dres_out2d: torch.Tensor | None,
     x_dtype: torch.dtype,
     dres_dtype: torch.dtype | None,
+    eps: float,
     weight_offset: float,
     is_rms: bool,
     bias_dtype: torch.dtype | None = None,
@@ -430,7 +444,7 @@ def norm_bwd(
         dx if dw_part is None else dw_part, dx if db_part is None else db_part,
         m, n, triton.cdiv(n, cfg.block_n),
         dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n,
-        weight_offset,
+        eps, weight_offset,
         IS_RMS=is_rms, HAS_W=has_w, HAS_B=has_bias, HAS_DRES_OUT=dres_out2d is not None,
         HAS_DRES=dres is not None, IS_F64=is_f64, CHUNKED=cfg.chunked,
         BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages,

@@ -6,11 +6,13 @@ Two custom ops carry both norms (``is_rms`` selects):
   residual_dtype) -> (y, residual_out, mean, rstd)``
 - ``fastnorm::norm_bwd(dy, dresidual_out, s, weight, mean, rstd, ...) -> (dx, dresidual, dweight, dbias)``
 
-Both are ``torch.library.triton_op``s (their Triton kernels are visible to torch.compile, and their
-bodies double as the fake implementation), and ``norm_fwd``'s autograd calls ``norm_bwd``. Absent
-outputs are empty tensors. torch.compile traces through the ops with no graph break; eager calls skip
-the dispatcher and run the same launchers through a ``torch.autograd.Function`` (or directly, when no
-gradient is needed), which keeps the per-call host cost to the argument checks and the launches.
+``mean`` is the row mean of ``s - s[..., 0]`` (the kernels centre on the row's first element; see
+``fastnorm.kernels.layer_norm``). Both are ``torch.library.triton_op``s (their Triton kernels are
+visible to torch.compile, and their bodies double as the fake implementation), and ``norm_fwd``'s
+autograd calls ``norm_bwd``. Absent outputs are empty tensors. torch.compile traces through the ops
+with no graph break; eager calls skip the dispatcher and run the same launchers through a
+``torch.autograd.Function`` (or directly, when no gradient is needed), which keeps the per-call host
+cost to the argument checks and the launches.
 
 CPU tensors without ``TRITON_INTERPRET=1`` use PyTorch's own ``F.layer_norm`` / ``F.rms_norm`` (plus
 plain torch arithmetic for the residual and weight offset), with the same semantics.
@@ -118,6 +120,7 @@ def _backward(
     mean: torch.Tensor | None,
     rstd: torch.Tensor,
     nd: int,
+    eps: float,
     weight_offset: float,
     is_rms: bool,
     bias_dtype: torch.dtype | None,
@@ -138,7 +141,7 @@ def _backward(
         dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
     dx, dres, dw, db = K.norm_bwd(
         K.as_rows(dy, n), K.as_rows(s, n), weight, bias_dtype is not None, mean, rstd,
-        None if dres_out is None else K.as_rows(dres_out, n), x_dtype, residual_in_dtype, weight_offset, is_rms,
+        None if dres_out is None else K.as_rows(dres_out, n), x_dtype, residual_in_dtype, eps, weight_offset, is_rms,
         bias_dtype=bias_dtype, traceable=traceable,
     )
     return (dx.view(s.shape), None if dres is None else dres.view(s.shape),
@@ -179,6 +182,7 @@ def norm_bwd_op(
     mean: torch.Tensor,
     rstd: torch.Tensor,
     normalized_ndim: int,
+    eps: float,
     weight_offset: float,
     is_rms: bool,
     bias_dtype: torch.dtype | None,
@@ -186,28 +190,28 @@ def norm_bwd_op(
     residual_in_dtype: torch.dtype | None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """LayerNorm/RMSNorm backward: ``(dx, dresidual, dweight, dbias)``; absent ones are empty tensors."""
-    dx, dres, dw, db = _backward(dy, dres_out, s, weight, None if is_rms else mean, rstd, normalized_ndim,
+    dx, dres, dw, db = _backward(dy, dres_out, s, weight, None if is_rms else mean, rstd, normalized_ndim, eps,
                                  weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype, True)
     return (dx, _empty(dx) if dres is None else dres, _empty(dx) if dw is None else dw,
             _empty(dx) if db is None else db)
 
 
 def _op_setup_context(ctx, inputs, output):
-    x, weight, bias, residual, nd, _eps, weight_offset, is_rms, _rdt = inputs
+    x, weight, bias, residual, nd, eps, weight_offset, is_rms, _rdt = inputs
     _y, res_out, mean, rstd = output
     ctx.save_for_backward(x if residual is None else res_out, weight, mean, rstd)
-    ctx.meta = (nd, weight_offset, is_rms, None if bias is None else bias.dtype, x.dtype,
+    ctx.meta = (nd, eps, weight_offset, is_rms, None if bias is None else bias.dtype, x.dtype,
                 None if residual is None else residual.dtype)
     ctx.set_materialize_grads(False)
 
 
 def _op_backward(ctx, dy, dres_out, _dmean, _drstd):
     s, weight, mean, rstd = ctx.saved_tensors
-    nd, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
+    nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
     if dy is None:
         dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
-    dx, dres, dw, db = torch.ops.fastnorm.norm_bwd(dy, dres_out, s, weight, mean, rstd, nd, weight_offset, is_rms,
-                                                   bias_dtype, x_dtype, res_dtype)
+    dx, dres, dw, db = torch.ops.fastnorm.norm_bwd(dy, dres_out, s, weight, mean, rstd, nd, eps, weight_offset,
+                                                   is_rms, bias_dtype, x_dtype, res_dtype)
     return (dx, None if weight is None else dw, None if bias_dtype is None else db,
             None if res_dtype is None else dres, None, None, None, None, None)
 
@@ -226,7 +230,7 @@ class _NormFunction(torch.autograd.Function):
         y, res_out, mean, rstd = _forward(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype,
                                           True, False)
         ctx.save_for_backward(x if residual is None else res_out, weight, mean, rstd)
-        ctx.meta = (nd, weight_offset, is_rms, None if bias is None else bias.dtype, x.dtype,
+        ctx.meta = (nd, eps, weight_offset, is_rms, None if bias is None else bias.dtype, x.dtype,
                     None if residual is None else residual.dtype)
         ctx.set_materialize_grads(False)
         if residual is None:
@@ -236,8 +240,8 @@ class _NormFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy, dres_out=None):
         s, weight, mean, rstd = ctx.saved_tensors
-        nd, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
-        dx, dres, dw, db = _backward(dy, dres_out, s, weight, mean, rstd, nd, weight_offset, is_rms, bias_dtype,
+        nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
+        dx, dres, dw, db = _backward(dy, dres_out, s, weight, mean, rstd, nd, eps, weight_offset, is_rms, bias_dtype,
                                      x_dtype, res_dtype, False)
         return dx, dw, db, dres, None, None, None, None, None
 

@@ -1,0 +1,616 @@
+"""LayerNorm and RMSNorm (functional, custom ops, modules) against the float64 NumPy reference.
+
+Runs the Triton kernels on CUDA when there is a GPU, else through Triton's interpreter on the CPU
+(few rows per case: the interpreter is slow). Every output of every launch is poisoned with NaN
+first (``torch.empty`` returns NaN-filled tensors inside these tests), so an element a kernel fails
+to write shows up as an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fastnorm
+import fastnorm.nn
+import fastnorm.ops.layer_norm as ops
+from fastnorm import reference as R
+from fastnorm.kernels import config as C
+from fastnorm.kernels import layer_norm as K
+from helpers import assert_close, to_np64
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+BASE_NS = [1, 2, 3, 7, 31, 64, 65, 127, 128, 129, 255, 1000, 1023, 1025]
+# One past every block-size or strategy boundary of the dispatch (tracks the config).
+BOUNDARY_NS = [n for n in C.norm_strategy_boundaries(2) if n not in BASE_NS]
+
+
+@pytest.fixture(autouse=True)
+def poison_empty(monkeypatch):
+    """Inside these tests torch.empty returns NaN-filled floating tensors (so unwritten outputs show)."""
+    real_empty = torch.empty
+
+    def empty(*size, dtype=None, device=None, **kw):
+        t = real_empty(*size, dtype=dtype, device=device, **kw)
+        if t.is_floating_point():
+            t.fill_(float("nan"))
+        return t
+
+    monkeypatch.setattr(torch, "empty", empty)
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _rand(shape, dtype, device, seed, scale=1.0, offset=0.0):
+    return (torch.randn(shape, generator=_gen(seed), dtype=torch.float64) * scale + offset).to(dtype).to(device)
+
+
+def _reference(is_rms, x, w, b, eps, dy, nd=1):
+    """(y, dx, dw, db) from the float64 reference on the exact values of the given tensors."""
+    x64, dy64 = to_np64(x), to_np64(dy)
+    w64 = None if w is None else to_np64(w)
+    if is_rms:
+        y, rstd = R.rms_norm_forward(x64, w64, eps, nd)
+        dx, dw = R.rms_norm_backward(dy64, x64, w64, rstd, nd)
+        return y, dx, dw, None
+    y, mean, rstd = R.layer_norm_forward(x64, w64, None if b is None else to_np64(b), eps, nd)
+    dx, dw, db = R.layer_norm_backward(dy64, x64, w64, mean, rstd, nd, has_bias=b is not None)
+    return y, dx, dw, db
+
+
+def _run(is_rms, x, shape, w, b, eps, dy, **kw):
+    """fastnorm forward and backward: (y, dx, dw, db) (None where a tensor is absent)."""
+    x = x.detach().clone().requires_grad_()
+    params = [p.detach().clone().requires_grad_() if p is not None else None for p in (w, b)]
+    if is_rms:
+        y = fastnorm.rms_norm(x, shape, params[0], eps, **kw)
+    else:
+        y = fastnorm.layer_norm(x, shape, params[0], params[1], eps, **kw)
+    inputs = [x] + [p for p in params if p is not None]
+    grads = list(torch.autograd.grad(y, inputs, dy))
+    dx = grads.pop(0)
+    dw = grads.pop(0) if params[0] is not None else None
+    db = grads.pop(0) if params[1] is not None else None
+    return y, dx, dw, db
+
+
+def _check_all(is_rms, x, shape, w, b, eps, dy, nd=1):
+    dtype = x.dtype
+    y, dx, dw, db = _run(is_rms, x, shape, w, b, eps, dy)
+    ry, rdx, rdw, rdb = _reference(is_rms, x, w, b, eps, dy, nd)
+    assert y.dtype == dtype and y.shape == x.shape
+    assert_close("y", y, ry, dtype)
+    assert_close("dx", dx, rdx, dtype)
+    if w is not None:
+        assert dw.dtype == w.dtype
+        assert_close("dweight", dw, rdw, w.dtype, param_grad=True)
+    if b is not None:
+        assert_close("dbias", db, rdb, b.dtype, param_grad=True)
+
+
+# ----------------------------------------------------------------------------- against the reference
+
+CASES = [(n, dtype) for n in BASE_NS for dtype in DTYPES] + [
+    (n, dtype) for n in BOUNDARY_NS for dtype in (torch.float32, torch.bfloat16)]
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("n", "dtype"), CASES, ids=[f"{n}-{str(d)[6:]}" for n, d in CASES])
+def test_matches_reference(device, is_rms, n, dtype):
+    m = (1, 3, 4)[(n + len(str(dtype))) % 3] if n <= 4096 else (1, 2)[n % 2]
+    seed = n * 7 + DTYPES.index(dtype)
+    x = _rand((m, n), dtype, device, seed, scale=2.0, offset=0.5)
+    w = _rand((n,), dtype, device, seed + 1, scale=0.5, offset=1.0)
+    b = None if is_rms else _rand((n,), dtype, device, seed + 2, scale=0.5)
+    # With N = 1 (RMS) or 2 (LN) the exact dx is O(eps · |dy|): scale dy so it stays a normal fp16 number.
+    dy = _rand((m, n), dtype, device, seed + 3, scale=1e3 if n <= 2 and dtype == torch.float16 else 1.0)
+    eps = 1e-5 if not is_rms else torch.finfo(dtype).eps
+    _check_all(is_rms, x, n, w, b, eps, dy)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("n", [1, 2, 129, 1000])
+def test_float64(device, is_rms, n):
+    x = _rand((3, n), torch.float64, device, n, scale=3.0, offset=-1.0)
+    w = _rand((n,), torch.float64, device, n + 1)
+    b = None if is_rms else _rand((n,), torch.float64, device, n + 2)
+    dy = _rand((3, n), torch.float64, device, n + 3)
+    # eps = 2^-17 is exact in float32 too: Triton's interpreter passes float scalars as float32, and the
+    # degenerate rows (N = 1, 2) have dx proportional to eps.
+    _check_all(is_rms, x, n, w, b, 2.0**-17, dy)
+
+
+def test_long_rows(device):
+    """N = 262144 (the longest row the issue asks for; many chunks), bf16, one row."""
+    n = 262144
+    x = _rand((1, n), torch.bfloat16, device, 5, offset=0.25)
+    w = _rand((n,), torch.bfloat16, device, 6, scale=0.2, offset=1.0)
+    b = _rand((n,), torch.bfloat16, device, 7)
+    dy = _rand((1, n), torch.bfloat16, device, 8)
+    _check_all(False, x, n, w, b, 1e-5, dy)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
+    (3, 300, C.NormConfig(2, 64, True, 4, programs=2)),
+    (5, 520, C.NormConfig(1, 128, True, 4, programs=3)),
+    (4, 65, C.NormConfig(4, 64, True, 4, programs=1)),
+])
+def test_chunked_path_small(device, is_rms, m, n, cfg):
+    """The chunked strategy (Chan merge, partial rows in memory, fused residual re-read from residual_out)
+    on small rows, by overriding the config."""
+    x = _rand((m, n), torch.float32, device, n, scale=2.0, offset=3.0)
+    r = _rand((m, n), torch.float32, device, n + 4)
+    w = _rand((n,), torch.float32, device, n + 1)
+    b = None if is_rms else _rand((n,), torch.float32, device, n + 2)
+    dy = _rand((m, n), torch.float32, device, n + 3)
+    ds = _rand((m, n), torch.float32, device, n + 5)
+    y, s, mean, rstd = K.norm_fwd(x, w, b, r, 1e-5, 0.0, is_rms, None, True, config=cfg)
+    assert torch.equal(s, x + r)
+    dx, dr, dw, db = K.norm_bwd(dy, s, w, b is not None, mean, rstd, ds, x.dtype, r.dtype, 1e-5, 0.0, is_rms,
+                                bias_dtype=None if b is None else b.dtype, config=cfg)
+    ry, rdx, rdw, rdb = _reference(is_rms, s, w, b, 1e-5, dy)
+    assert_close("y", y, ry, torch.float32)
+    assert_close("dx", dx, rdx + to_np64(ds), torch.float32)
+    assert torch.equal(dx, dr)
+    assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+    if b is not None:
+        assert_close("dbias", db, rdb, torch.float32, param_grad=True)
+
+
+def test_multi_dim_normalized_shape(device):
+    x = _rand((2, 3, 4, 5), torch.float32, device, 1)
+    w = _rand((4, 5), torch.float32, device, 2)
+    b = _rand((4, 5), torch.float32, device, 3)
+    dy = _rand((2, 3, 4, 5), torch.float32, device, 4)
+    _check_all(False, x, (4, 5), w, b, 1e-5, dy, nd=2)
+    _check_all(True, x, [3, 4, 5], _rand((3, 4, 5), torch.float32, device, 5), None, 1e-6, dy, nd=3)
+
+
+def test_fp32_weight_with_bf16_input(device):
+    n = 129
+    x = _rand((3, n), torch.bfloat16, device, 1)
+    w = _rand((n,), torch.float32, device, 2, offset=1.0)
+    b = _rand((n,), torch.float32, device, 3)
+    dy = _rand((3, n), torch.bfloat16, device, 4)
+    y, dx, dw, db = _run(False, x, n, w, b, 1e-5, dy)
+    ry, rdx, rdw, rdb = _reference(False, x, w, b, 1e-5, dy)
+    assert y.dtype == torch.bfloat16 and dw.dtype == torch.float32 and db.dtype == torch.float32
+    assert_close("y", y, ry, torch.bfloat16)
+    assert_close("dx", dx, rdx, torch.bfloat16)
+    assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+    assert_close("dbias", db, rdb, torch.float32, param_grad=True)
+
+
+# ----------------------------------------------------------------------------- numerics
+
+
+@pytest.mark.parametrize("n", [7, 1000, 40000])
+def test_constant_rows_give_exact_zero(device, n):
+    x = torch.full((3, n), 0.1, dtype=torch.float32, device=device)
+    x[1] = -7.3
+    x[2] = 1e4 / 3
+    y = fastnorm.layer_norm(x, n)
+    assert torch.equal(y, torch.zeros_like(y))
+    w = torch.full((n,), 2.0, device=device)
+    y = fastnorm.layer_norm(x.to(torch.bfloat16), n, w.to(torch.bfloat16))
+    assert torch.equal(y.float(), torch.zeros((3, n), device=device))
+    assert torch.equal(fastnorm.rms_norm(torch.zeros(2, n, device=device), n), torch.zeros(2, n, device=device))
+
+
+def test_constant_rows_chunked_exact_zero(device):
+    x = torch.full((2, 300), 0.37, device=device)
+    y, _, _, _ = K.norm_fwd(x, None, None, None, 1e-5, 0.0, False, None, False,
+                            config=C.NormConfig(1, 64, True, 4))
+    assert torch.equal(y, torch.zeros_like(y))
+
+
+@pytest.mark.parametrize("n", [100, 5000])
+def test_large_offset_rows_fp32(device, n):
+    """Rows of 1e4 + randn keep fp32 accuracy (no cancellation from E[x²] - E[x]²)."""
+    x = _rand((2, n), torch.float32, device, n, offset=1e4)
+    w = _rand((n,), torch.float32, device, n + 1)
+    b = _rand((n,), torch.float32, device, n + 2)
+    dy = _rand((2, n), torch.float32, device, n + 3)
+    _check_all(False, x, n, w, b, 1e-5, dy)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_fp16_sum_of_squares_past_fp16_max(device, is_rms):
+    n = 1024
+    x = _rand((2, n), torch.float16, device, 3, scale=300.0)  # Σx² ≈ 9e7 >> 65504
+    assert float((x.double() ** 2).sum(dim=1).min()) > 65504
+    dy = _rand((2, n), torch.float16, device, 4)
+    y, dx, _, _ = _run(is_rms, x, n, None, None, 1e-5, dy)
+    assert torch.isfinite(y).all() and torch.isfinite(dx).all()
+    ry, rdx, _, _ = _reference(is_rms, x, None, None, 1e-5, dy)
+    assert_close("y", y, ry, torch.float16)
+    assert_close("dx", dx, rdx, torch.float16)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("n", [33, 20000])
+def test_nan_stays_in_its_row(device, is_rms, n):
+    x = _rand((4, n), torch.float32, device, n)
+    x[2, n // 2] = float("nan")
+    w = _rand((n,), torch.float32, device, n + 1)
+    dy = _rand((4, n), torch.float32, device, n + 2)
+    y, dx, dw, _ = _run(is_rms, x, n, w, None, 1e-5, dy)
+    assert torch.isnan(y[2]).all() and torch.isnan(dx[2]).all()
+    keep = [0, 1, 3]
+    assert torch.isfinite(y[keep]).all() and torch.isfinite(dx[keep]).all()
+    ry, rdx, _, _ = _reference(is_rms, x[keep], w, None, 1e-5, dy[keep])
+    assert_close("y", y[keep], ry, torch.float32)
+    assert_close("dx", dx[keep], rdx, torch.float32)
+    assert torch.isnan(dw).all()  # every column sums row 2's NaN
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("shape", [(0, 16), (2, 0, 16)])
+def test_empty_input(device, is_rms, shape):
+    n = shape[-1]
+    x = torch.randn(shape, device=device, requires_grad=True)
+    w = torch.randn(n, device=device, requires_grad=True)
+    b = None if is_rms else torch.randn(n, device=device, requires_grad=True)
+    y = fastnorm.rms_norm(x, n, w) if is_rms else fastnorm.layer_norm(x, n, w, b)
+    assert y.shape == x.shape
+    grads = torch.autograd.grad(y, [x, w] + ([] if is_rms else [b]), torch.ones_like(y))
+    assert grads[0].shape == x.shape
+    for g in grads[1:]:
+        assert torch.equal(g, torch.zeros(n, device=device))
+
+
+def test_empty_normalized_dim(device):
+    x = torch.randn(3, 0, device=device)
+    assert fastnorm.layer_norm(x, 0).shape == (3, 0)
+    assert fastnorm.rms_norm(x, (0,)).shape == (3, 0)
+
+
+# ----------------------------------------------------------------------------- options
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("dtype", "rdtype", "residual_dtype"), [
+    (torch.float32, torch.float32, None),
+    (torch.bfloat16, torch.bfloat16, None),
+    (torch.bfloat16, torch.float32, torch.float32),
+    (torch.float16, torch.float16, torch.float32),
+])
+@pytest.mark.parametrize("n", [100, 3000])
+def test_residual(device, is_rms, dtype, rdtype, residual_dtype, n):
+    m = 2
+    x = _rand((m, n), dtype, device, n).requires_grad_()
+    r = _rand((m, n), rdtype, device, n + 1).requires_grad_()
+    w = _rand((n,), dtype, device, n + 2, offset=1.0).requires_grad_()
+    b = None if is_rms else _rand((n,), dtype, device, n + 3).requires_grad_()
+    kw = {"residual": r, "residual_dtype": residual_dtype}
+    y, s = fastnorm.rms_norm(x, n, w, 1e-5, **kw) if is_rms else fastnorm.layer_norm(x, n, w, b, **kw)
+    out_dtype = residual_dtype or dtype
+    assert y.dtype == dtype and s.dtype == out_dtype
+    expected_s = (x.detach().float() + r.detach().float()).to(out_dtype)
+    if device == "cpu" and out_dtype == torch.bfloat16:
+        # Triton 3.6's interpreter truncates fp32 -> bf16 (the GPU rounds to nearest even): one bf16 ulp.
+        assert_close("residual_out", s, to_np64(expected_s), torch.bfloat16)
+    else:
+        assert torch.equal(s, expected_s)
+    expected_s = s.detach()
+    dy = _rand((m, n), dtype, device, n + 4)
+    ds = _rand((m, n), out_dtype, device, n + 5)
+    params = [x, r, w] + ([] if is_rms else [b])
+    grads = torch.autograd.grad([y, s], params, [dy, ds])
+    ry, rdx, rdw, rdb = _reference(is_rms, expected_s, w, b, 1e-5, dy)
+    rdx = rdx + to_np64(ds)
+    tol_dtype = dtype if dtype != torch.float32 else torch.float32
+    assert_close("y", y, ry, tol_dtype)
+    assert grads[0].dtype == dtype and grads[1].dtype == rdtype
+    assert_close("dx", grads[0], rdx, tol_dtype)
+    assert_close("dresidual", grads[1], rdx, tol_dtype)
+    assert_close("dweight", grads[2], rdw, dtype, param_grad=True)
+    if b is not None:
+        assert_close("dbias", grads[3], rdb, dtype, param_grad=True)
+
+
+def test_residual_output_only_used(device):
+    """Only residual_out flows into the loss: the gradient of x and of the residual is ds."""
+    x = torch.randn(2, 50, device=device, requires_grad=True)
+    r = torch.randn(2, 50, device=device, requires_grad=True)
+    _, s = fastnorm.layer_norm(x, 50, residual=r)
+    gx, gr = torch.autograd.grad(s.sum(), [x, r])
+    assert torch.equal(gx, torch.ones_like(gx)) and torch.equal(gr, torch.ones_like(gr))
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_weight_offset(device, is_rms, dtype):
+    n = 200
+    x = _rand((3, n), dtype, device, 1)
+    w0 = _rand((n,), dtype, device, 2, scale=0.1)  # zero-centred weights
+    b = None if is_rms else _rand((n,), dtype, device, 3)
+    dy = _rand((3, n), dtype, device, 4)
+    y, dx, dw, db = _run(is_rms, x, n, w0, b, 1e-5, dy, weight_offset=1.0)
+    w_eff = (w0.double() + 1.0)
+    ry, rdx, rdw, rdb = _reference(is_rms, x, w_eff, b, 1e-5, dy)
+    assert_close("y", y, ry, dtype)
+    assert_close("dx", dx, rdx, dtype)
+    assert_close("dweight", dw, rdw, dtype, param_grad=True)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_no_weight_no_bias(device, is_rms):
+    n = 77
+    x = _rand((4, n), torch.float32, device, 1)
+    dy = _rand((4, n), torch.float32, device, 2)
+    y, dx, _, _ = _run(is_rms, x, n, None, None, 1e-5, dy)
+    ry, rdx, _, _ = _reference(is_rms, x, None, None, 1e-5, dy)
+    assert_close("y", y, ry, torch.float32)
+    assert_close("dx", dx, rdx, torch.float32)
+    if not is_rms:  # weight without bias
+        w = _rand((n,), torch.float32, device, 3)
+        _check_all(False, x, n, w, None, 1e-5, dy)
+
+
+def test_rms_eps_default_is_dtype_eps(device):
+    x = _rand((2, 64), torch.bfloat16, device, 1, scale=0.01)
+    y = fastnorm.rms_norm(x, 64)
+    ry, _ = R.rms_norm_forward(to_np64(x), None, float(torch.finfo(torch.bfloat16).eps))
+    assert_close("y", y, ry, torch.bfloat16)
+
+
+# ----------------------------------------------------------------------------- layout
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_non_contiguous_equals_contiguous(device, is_rms):
+    base = _rand((6, 5, 300), torch.float32, device, 1)
+    fn = (lambda t: fastnorm.rms_norm(t, t.shape[-1])) if is_rms else (lambda t: fastnorm.layer_norm(t, t.shape[-1]))
+    views = [
+        base[:, :, 10:110],  # strided rows, unit column stride: no copy
+        base.transpose(0, 1)[:, :, :64],  # rows not expressible by one stride: one copy
+        base[:, :, ::3],  # non-unit column stride: one copy
+    ]
+    for v in views:
+        assert not v.is_contiguous()
+        assert torch.equal(fn(v), fn(v.contiguous()))
+    # gradients through a strided view, and with a non-contiguous dy, equal the contiguous ones
+    leaf = base.clone().requires_grad_()
+    dy = _rand((6, 5, 100), torch.float32, device, 2)
+    g1 = torch.autograd.grad(fn(leaf[:, :, 10:110]), leaf, dy)[0][:, :, 10:110]
+    c = base[:, :, 10:110].contiguous().requires_grad_()
+    g2 = torch.autograd.grad(fn(c), c, dy)[0]
+    g3 = torch.autograd.grad(fn(c), c, dy.transpose(0, 1).contiguous().transpose(0, 1))[0]
+    assert torch.equal(g1, g2) and torch.equal(g2, g3)
+
+
+# ----------------------------------------------------------------------------- determinism
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("n", [64, 3000, 20000])
+def test_backward_is_bitwise_deterministic(device, is_rms, n):
+    m = {64: 64, 3000: 8, 20000: 3}[n]  # several programs, each with several rows (the interpreter has 4 SMs)
+    x = _rand((m, n), torch.float32, device, n)
+    w = _rand((n,), torch.float32, device, n + 1)
+    b = None if is_rms else _rand((n,), torch.float32, device, n + 2)
+    dy = _rand((m, n), torch.float32, device, n + 3)
+    r1 = _run(is_rms, x, n, w, b, 1e-5, dy)
+    r2 = _run(is_rms, x, n, w, b, 1e-5, dy)
+    for a, c in zip(r1, r2, strict=True):
+        if a is not None:
+            assert torch.equal(a, c)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_errors(device):
+    x = torch.randn(2, 5, device=device)
+    with pytest.raises(ValueError, match=r"normalized_shape=\[4\].*\[2, 5\]"):
+        fastnorm.layer_norm(x, 4)
+    with pytest.raises(ValueError, match=r"normalized_shape=\[3, 2, 5\]"):
+        fastnorm.rms_norm(x, (3, 2, 5))
+    with pytest.raises(ValueError, match="weight must have shape"):
+        fastnorm.layer_norm(x, 5, torch.ones(4, device=device))
+    with pytest.raises(ValueError, match="bias must have shape"):
+        fastnorm.layer_norm(x, 5, torch.ones(5, device=device), torch.ones(6, device=device))
+    with pytest.raises(TypeError, match="x must have a floating dtype"):
+        fastnorm.layer_norm(torch.ones(2, 5, dtype=torch.int32, device=device), 5)
+    with pytest.raises(TypeError, match="x must have a floating dtype"):
+        fastnorm.rms_norm(torch.ones(2, 5, dtype=torch.complex64, device=device), 5)
+    with pytest.raises(TypeError, match="weight must have a floating dtype"):
+        fastnorm.rms_norm(x, 5, torch.ones(5, dtype=torch.int64, device=device))
+    with pytest.raises(RuntimeError, match="weight is on meta"):
+        fastnorm.layer_norm(x, 5, torch.ones(5, device="meta"))
+    with pytest.raises(ValueError, match="eps must be"):
+        fastnorm.layer_norm(x, 5, eps=-1e-5)
+    with pytest.raises(ValueError, match="eps must be"):
+        fastnorm.rms_norm(x, 5, eps=float("nan"))
+    with pytest.raises(ValueError, match="residual must have"):
+        fastnorm.layer_norm(x, 5, residual=torch.ones(2, 4, device=device))
+    with pytest.raises(ValueError, match="residual_dtype is given but residual is None"):
+        fastnorm.layer_norm(x, 5, residual_dtype=torch.float32)
+    with pytest.raises(TypeError, match="residual_dtype must be a floating dtype"):
+        fastnorm.layer_norm(x, 5, residual=x, residual_dtype=torch.int32)
+    with pytest.raises(ValueError, match="weight is None"):
+        fastnorm.rms_norm(x, 5, weight_offset=1.0)
+    with pytest.raises(TypeError, match="normalized_shape must be"):
+        fastnorm.layer_norm(x, "5")
+
+
+# ----------------------------------------------------------------------------- modules
+
+
+@pytest.mark.parametrize(("kwargs", "keys"), [
+    ({}, {"weight", "bias"}),
+    ({"bias": False}, {"weight"}),
+    ({"elementwise_affine": False}, set()),
+])
+def test_layer_norm_module_state_dict_both_ways(device, kwargs, keys):
+    ours = fastnorm.nn.LayerNorm((3, 8), eps=1e-6, device=device, **kwargs)
+    theirs = torch.nn.LayerNorm((3, 8), eps=1e-6, device=device, **kwargs)
+    assert set(ours.state_dict()) == set(theirs.state_dict()) == keys
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.copy_(torch.randn_like(p))
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    x = torch.randn(4, 3, 8, device=device)
+    torch.testing.assert_close(ours(x), theirs(x), rtol=1e-5, atol=1e-5)
+    theirs2 = torch.nn.LayerNorm((3, 8), eps=1e-6, device=device, **kwargs)
+    theirs2.load_state_dict(ours.state_dict(), strict=True)
+    torch.testing.assert_close(theirs2(x), theirs(x))
+    assert ours.normalized_shape == theirs.normalized_shape == (3, 8)
+    text = repr(ours)
+    assert text.startswith("LayerNorm((3, 8), eps=1e-06, elementwise_affine=") and "bias=" in text
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_rms_norm_module_state_dict_both_ways(device, affine):
+    ours = fastnorm.nn.RMSNorm(16, elementwise_affine=affine, device=device)
+    theirs = torch.nn.RMSNorm(16, elementwise_affine=affine, device=device)
+    assert set(ours.state_dict()) == set(theirs.state_dict())
+    if affine:
+        with torch.no_grad():
+            theirs.weight.copy_(torch.randn(16))
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    x = torch.randn(5, 16, device=device)
+    torch.testing.assert_close(ours(x), theirs(x), rtol=1e-5, atol=1e-5)
+    theirs2 = torch.nn.RMSNorm(16, elementwise_affine=affine, device=device)
+    theirs2.load_state_dict(ours.state_dict(), strict=True)
+    torch.testing.assert_close(theirs2(x), theirs(x))
+    assert repr(ours) == f"RMSNorm((16,), eps=None, elementwise_affine={affine})"
+
+
+def test_modules_train_step(device):
+    ln = fastnorm.nn.LayerNorm(32, device=device)
+    rms = fastnorm.nn.RMSNorm(32, eps=1e-6, device=device, dtype=torch.float64)
+    x = torch.randn(3, 32, device=device)
+    ln(x).square().sum().backward()
+    assert ln.weight.grad is not None and ln.bias.grad is not None
+    rms(x.double()).square().sum().backward()
+    assert rms.weight.grad is not None and rms.weight.grad.dtype == torch.float64
+    ln.reset_parameters()
+    assert torch.equal(ln.weight, torch.ones(32, device=device))
+    assert torch.equal(ln.bias, torch.zeros(32, device=device))
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_custom_op_autograd_matches(device, is_rms):
+    """The registered op (what torch.compile sees) and its autograd give the eager path's results."""
+    n = 96
+    x = _rand((3, n), torch.float32, device, 1).requires_grad_()
+    r = _rand((3, n), torch.float32, device, 2).requires_grad_()
+    w = _rand((n,), torch.float32, device, 3).requires_grad_()
+    b = None if is_rms else _rand((n,), torch.float32, device, 4).requires_grad_()
+    y, s, mean, rstd = torch.ops.fastnorm.norm_fwd(x, w, b, r, 1, 1e-5, 0.5, is_rms, None)
+    assert (mean.numel() == 0) == is_rms and rstd.shape == (3,)
+    dy = _rand((3, n), torch.float32, device, 5)
+    params = [x, r, w] + ([] if is_rms else [b])
+    g_op = torch.autograd.grad([y, s], params, [dy, dy])
+    kw = {"residual": r, "weight_offset": 0.5}
+    y2, s2 = fastnorm.rms_norm(x, n, w, 1e-5, **kw) if is_rms else fastnorm.layer_norm(x, n, w, b, **kw)
+    g_eager = torch.autograd.grad([y2, s2], params, [dy, dy])
+    assert torch.equal(y, y2) and torch.equal(s, s2)
+    for a, c in zip(g_op, g_eager, strict=True):
+        assert torch.equal(a, c)
+
+
+def test_torch_fallback_path(monkeypatch):
+    """CPU tensors without the interpreter go through PyTorch's ops with the same semantics."""
+    monkeypatch.setattr(ops, "uses_triton", lambda t: False)
+    n = 40
+    x = _rand((3, n), torch.bfloat16, "cpu", 1)
+    r = _rand((3, n), torch.float32, "cpu", 2)
+    w = _rand((n,), torch.float32, "cpu", 3, scale=0.1)
+    b = _rand((n,), torch.float32, "cpu", 4)
+    y, s = fastnorm.layer_norm(x, n, w, b, residual=r, residual_dtype=torch.float32, weight_offset=1.0)
+    assert y.dtype == torch.bfloat16 and torch.equal(s, x.float() + r)
+    ry, _, _ = R.layer_norm_forward(to_np64(s), to_np64(w) + 1.0, to_np64(b), 1e-5)
+    assert_close("y", y, ry, torch.bfloat16)
+    x32 = _rand((3, n), torch.float32, "cpu", 5).requires_grad_()
+    y = fastnorm.rms_norm(x32, n)
+    torch.testing.assert_close(y, F.rms_norm(x32, (n,)))
+    y.sum().backward()
+    assert x32.grad is not None
+    yl = fastnorm.layer_norm(x32.detach(), n, w, b)
+    ry, _, _ = R.layer_norm_forward(to_np64(x32), to_np64(w), to_np64(b), 1e-5)
+    assert_close("y", yl, ry, torch.float32)
+
+
+# ----------------------------------------------------------------------------- GPU only
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_torch_compile_fullgraph(is_rms):
+    n = 512
+    x = torch.randn(64, n, device="cuda", requires_grad=True)
+    r = torch.randn(64, n, device="cuda", requires_grad=True)
+    w = torch.randn(n, device="cuda", requires_grad=True)
+    b = None if is_rms else torch.randn(n, device="cuda", requires_grad=True)
+
+    def f(x, r, w, b):
+        if is_rms:
+            y, s = fastnorm.rms_norm(x * 2, n, w, 1e-5, residual=r)
+        else:
+            y, s = fastnorm.layer_norm(x * 2, n, w, b, residual=r)
+        return (y * s).sum()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    params = [x, r, w] + ([] if is_rms else [b])
+    out_c = compiled(x, r, w, b)
+    g_c = torch.autograd.grad(out_c, params)
+    out_e = f(x, r, w, b)
+    g_e = torch.autograd.grad(out_e, params)
+    torch.testing.assert_close(out_c, out_e, rtol=1e-5, atol=1e-3)
+    for a, c in zip(g_c, g_e, strict=True):
+        torch.testing.assert_close(a, c, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+def test_more_than_2_pow_31_elements():
+    """64-bit offsets: 2^31 + a few rows of elements (bf16, ~4.3 GB), checked on the last rows."""
+    n = 4096
+    m = (1 << 31) // n + 3
+    x = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
+    x[-8:].normal_()
+    x[:-8].fill_(1.0)
+    y = fastnorm.layer_norm(x, n)
+    torch.testing.assert_close(y[-8:], F.layer_norm(x[-8:], (n,)), rtol=2e-2, atol=2e-2)
+    assert torch.equal(y[0], torch.zeros(n, dtype=torch.bfloat16, device="cuda"))
+    del y
+    dy = torch.ones_like(x)
+    xg = x.requires_grad_()
+    yy = fastnorm.rms_norm(xg, n)
+    (gx,) = torch.autograd.grad(yy, xg, dy)
+    xs = x[-8:].detach().float().requires_grad_()
+    (gref,) = torch.autograd.grad(F.rms_norm(xs, (n,)), xs, dy[-8:].float())
+    torch.testing.assert_close(gx[-8:].float(), gref, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.gpu
+def test_eager_matches_reference_large_gpu():
+    """A full-size bf16 case on the GPU (many programs per SM, multi-wave persistent backward)."""
+    for is_rms in (False, True):
+        for n in (128, 4096, 20000):
+            m = 8192 if n <= 4096 else 512
+            x = _rand((m, n), torch.bfloat16, "cuda", n, offset=0.3)
+            w = _rand((n,), torch.bfloat16, "cuda", n + 1, offset=1.0)
+            b = None if is_rms else _rand((n,), torch.bfloat16, "cuda", n + 2)
+            dy = _rand((m, n), torch.bfloat16, "cuda", n + 3)
+            _check_all(is_rms, x, n, w, b, 1e-5, dy)
+
+
+def test_reference_sanity_of_helper():
+    """The test's own reference wrapper agrees with torch in float64 (guards the harness itself)."""
+    x = torch.randn(3, 9, dtype=torch.float64)
+    w = torch.randn(9, dtype=torch.float64)
+    b = torch.randn(9, dtype=torch.float64)
+    y, _, _, _ = _reference(False, x, w, b, 1e-5, torch.ones_like(x))
+    np.testing.assert_allclose(y, F.layer_norm(x, (9,), w, b).numpy(), rtol=1e-12, atol=1e-12)
