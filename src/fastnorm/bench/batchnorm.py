@@ -257,6 +257,8 @@ def run(args: argparse.Namespace) -> dict:
                      f"({', '.join('×'.join(map(str, s)) for s in sorted(compile_shapes))}) within a compile "
                      f"budget of {compile_budget:g} s (compilation dominates the run time; --compile all "
                      "measures it everywhere).")
+    for note in notes:
+        print(f"  {note}", flush=True)
     deadline = common.Deadline(budget)
     records: list[dict] = []
     compile_spent = 0.0
@@ -381,7 +383,7 @@ def markdown(doc: dict, heading_level: int = 3) -> str:
             recs = [r for r in doc["records"] if r["dtype"] == dtype and r["layout"] == layout]
             if not recs:
                 continue
-            lines += [f"{h}# BatchNorm2d, {dtype} input, {layout}", "",
+            lines += [f"{h}# BatchNorm, {dtype} input, {layout}", "",
                       common.perf_table(recs, lambda r: f"{r['label']} {MODE_TITLES[r['mode']]}", impls,
                                         row_header="shape, mode"), ""]
     for plot_name in doc.get("plots", []):

@@ -327,6 +327,8 @@ def run(args: argparse.Namespace) -> dict:
     if residual:
         notes.append("Fused residual: fastnorm (and QuACK's RMSNorm) add x + r inside the op; the other peers run "
                      "h = x + r then the norm.")
+    for note in notes:
+        print(f"  {note}", flush=True)
     deadline = common.Deadline(budget)
     total = len(cases) * len(impls) * len(directions)
     records: list[dict] = []
