@@ -160,8 +160,8 @@ def _global_batch(seed, n, rest, c, dtype, scale=2.0, offset=1.5, device="cpu"):
 
 
 def run_training_case(env, failures, name, *, batches, rest=(2, 3), c=3, dtype="float32", channels_last=False,
-                      activation=None, with_z=False, momentum=0.1, affine=True, groups=None, steps=2, eps=1e-5,
-                      eval_after=True, device="cpu"):
+                      activation=None, with_z=False, momentum=0.1, affine=True, track=True, groups=None, steps=2,
+                      eps=1e-5, eval_after=True, device="cpu"):
     """``batches[r]``: rank r's batch size. ``groups``: rank lists partitioning the world (default: one).
     ``device``: where the module and tensors live ("cpu" here; the GPU script passes "cuda:<local rank>")."""
     import numpy as np
@@ -184,15 +184,15 @@ def run_training_case(env, failures, name, *, batches, rest=(2, 3), c=3, dtype="
     ntot = int(offsets[-1])
 
     torch.manual_seed(1234)
-    m = fastnorm.nn.SyncBatchNorm(c, eps=eps, momentum=momentum, affine=affine, process_group=pg,
-                                  activation=activation, device=device)
+    m = fastnorm.nn.SyncBatchNorm(c, eps=eps, momentum=momentum, affine=affine, track_running_stats=track,
+                                  process_group=pg, activation=activation, device=device)
     if affine:
         with torch.no_grad():
             m.weight.copy_(torch.rand(c, device=device) + 0.5)
             m.bias.copy_(torch.randn(c, device=device))
     w_np = to_np64(m.weight) if affine else None
     b_np = to_np64(m.bias) if affine else None
-    rm_np, rv_np, nbt = to_np64(m.running_mean), to_np64(m.running_var), 0
+    rm_np, rv_np, nbt = (to_np64(m.running_mean), to_np64(m.running_var), 0) if track else (None, None, 0)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     group_tag = 100 * groups.index(members)
 
@@ -237,6 +237,9 @@ def run_training_case(env, failures, name, *, batches, rest=(2, 3), c=3, dtype="
                 dist.all_reduce(gb, group=pg)
             case.close(f"{tag}: dweight summed over ranks", gw, dw, torch.float32, param_grad=True)
             case.close(f"{tag}: dbias summed over ranks", gb, db, torch.float32, param_grad=True)
+        if not track:
+            case.check(f"{tag}: no running statistics", m.running_mean is None and m.num_batches_tracked is None)
+            continue
         case.close(f"{tag}: running_mean", m.running_mean, rm_np, torch.float32)
         case.close(f"{tag}: running_var", m.running_var, rv_np, torch.float32)
         case.check(f"{tag}: num_batches_tracked", int(m.num_batches_tracked) == nbt)
@@ -318,6 +321,7 @@ SUITES = {
          dict(batches=[0, 3], rest=(5,), c=4, dtype="float16", momentum=None, steps=3)),
         ("[0,0] whole group empty", run_training_case, dict(batches=[0, 0], eval_after=False)),
         ("[3,2] affine=False 3-D", run_training_case, dict(batches=[3, 2], rest=(2, 2, 2), affine=False)),
+        ("[2,5] track_running_stats=False", run_training_case, dict(batches=[2, 5], track=False)),
         ("untracked eval", run_untracked_eval_case, dict(batches=[3, 0])),
         ("global count one", run_one_value_case, dict(batches=[0, 1])),
     ],

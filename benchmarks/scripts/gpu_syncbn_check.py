@@ -64,6 +64,7 @@ def equivalence_cases(world):
                                             momentum=None, steps=3)),
         ("3-D affine=False", dict(batches=pick([3, 2], world), rest=(2, 3, 4), affine=False)),
         ("whole group empty", dict(batches=[0] * world, eval_after=False)),
+        ("track_running_stats=False", dict(batches=pick([2, 5, 0, 1], world), track=False)),
         ("C=64 17x19 channels_last fp32 z", dict(batches=pick([3, 5, 1, 0], world), rest=(17, 19), c=64,
                                                  channels_last=True, with_z=True)),
         ("C=129 28x28 NCHW bf16 relu", dict(batches=pick([4, 2, 3, 1], world), rest=(28, 28), c=129,
