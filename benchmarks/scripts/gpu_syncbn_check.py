@@ -243,9 +243,14 @@ def check_cuda_graph(env, failures, device, replays=3):
 
 def main() -> int:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    torch.cuda.set_device(local_rank)
-    device = torch.device("cuda", local_rank)
-    dist.init_process_group("nccl", timeout=timedelta(seconds=90), device_id=device)
+    cpu = "--cpu" in sys.argv[1:]  # gloo on CPU tensors, CUDA-only checks left out: to test this script itself
+    if cpu:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo", timeout=timedelta(seconds=90))
+    else:
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+        dist.init_process_group("nccl", timeout=timedelta(seconds=90), device_id=device)
     rank, world = dist.get_rank(), dist.get_world_size()
     env = {"dist": dist, "rank": rank, "world": world, "counter": cases.CollectiveCounter(dist)}
 
@@ -253,11 +258,13 @@ def main() -> int:
               for name, kw in equivalence_cases(world)]
     checks += [
         ("untracked eval: local, no collectives", lambda fails: cases.run_untracked_eval_case(
-            env, fails, "untracked eval", batches=pick([3, 0, 2], world), device=device)),
-        ("global count one: deferred ValueError", lambda fails: check_deferred_one_value(env, fails, device)),
-        ("no host sync (sync_debug_mode=error)", lambda fails: check_no_host_sync(env, fails, device)),
-        ("CUDA graph capture + replay, 3 layers", lambda fails: check_cuda_graph(env, fails, device)),
-    ]
+            env, fails, "untracked eval", batches=pick([3, 0, 2], world), device=device))]
+    if not cpu:
+        checks += [
+            ("global count one: deferred ValueError", lambda fails: check_deferred_one_value(env, fails, device)),
+            ("no host sync (sync_debug_mode=error)", lambda fails: check_no_host_sync(env, fails, device)),
+            ("CUDA graph capture + replay, 3 layers", lambda fails: check_cuda_graph(env, fails, device)),
+        ]
     rows = []  # (check, failures, detail, seconds)
     for name, fn in checks:
         failures: list[str] = []
@@ -274,7 +281,8 @@ def main() -> int:
         if crashed:
             break
 
-    torch.cuda.synchronize()
+    if not cpu:
+        torch.cuda.synchronize()
     gathered = [None] * world
     with env["counter"].paused():
         dist.all_gather_object(gathered, rows)
@@ -282,7 +290,7 @@ def main() -> int:
     if rank == 0:
         header = ("check", "ranks ok", "s", "detail / first failure")
         table = []
-        for i, (name, _, _, _) in enumerate(checks):
+        for i, (name, _) in enumerate(checks):
             per_rank = [g[i] if i < len(g) else (name, ["not run"], "", 0.0) for g in gathered]
             bad = [(r, f) for r, (_, fs, _, _) in enumerate(per_rank) for f in fs]
             failed |= bool(bad)
@@ -290,9 +298,9 @@ def main() -> int:
                 print(f"FAIL rank {r} [{name}]: {f}")
             first = f"rank {bad[0][0]}: {bad[0][1]}" if bad else per_rank[0][2]
             table.append((name, f"{world - len({r for r, _ in bad})}/{world}", f"{per_rank[0][3]:.1f}", first[:110]))
-        nccl = ".".join(map(str, torch.cuda.nccl.version()))
-        print(f"\nfastnorm SyncBatchNorm GPU check: {world} x {torch.cuda.get_device_name()}, "
-              f"torch {torch.__version__}, NCCL {nccl}")
+        where = "CPU (gloo)" if cpu else (f"{torch.cuda.get_device_name()}, NCCL "
+                                          + ".".join(map(str, torch.cuda.nccl.version())))
+        print(f"\nfastnorm SyncBatchNorm GPU check: {world} x {where}, torch {torch.__version__}")
         widths = [max(len(str(r[i])) for r in [header, *table]) for i in range(4)]
         for r in [header, tuple("-" * w for w in widths), *table]:
             print("| " + " | ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)) + " |")
