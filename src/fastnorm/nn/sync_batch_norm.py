@@ -60,6 +60,17 @@ class SyncBatchNorm(_BatchNorm):
         others do not, is a bug in the caller: the collectives mismatch and the job hangs (or NCCL's
         watchdog kills it).
 
+    Use, one process per GPU under ``torchrun`` (NCCL for CUDA tensors, gloo for CPU tensors)::
+
+        torch.distributed.init_process_group("nccl")
+        model = fastnorm.convert_model(model, sync=True)    # or SyncBatchNorm.convert_sync_batchnorm(model)
+        model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[local_rank])
+
+        # one host:   torchrun --standalone --nproc_per_node=8 train.py
+        # two hosts (run on each; HOST0 reachable from both):
+        #   torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=HOST0:29500 \
+        #            --rdzv_id=job1 train.py
+
     One value per channel over the whole group (e.g. one rank with a ``(1, C)`` input and the others
     empty) is torch's ``ValueError("Expected more than 1 value per channel when training, ...")``. With
     one rank (local BatchNorm) and with CPU tensors it is raised in that call; on CUDA it cannot be known
