@@ -226,10 +226,12 @@ def _finish(cases: list[Case], device: torch.device, **fields) -> list[dict]:
 
 
 def run(args) -> dict:
-    """Measure everything ``args`` asks for; returns the JSON document (on every rank; rank 0 writes it)."""
+    """Measure everything ``args`` (from ``parse_args``) asks for, in an initialized process group; returns the
+    JSON document (on every rank; ``main`` writes it and prints the tables on rank 0)."""
     from .common import environment
 
-    device = args.device_obj
+    device = getattr(args, "device_obj", None) or (
+        torch.device("cuda", torch.cuda.current_device()) if args.device == "cuda" else torch.device("cpu"))
     world = dist.get_world_size()
     shapes = [tuple(s) for s in args.shapes]
     layer_recs: list[dict] = []
