@@ -14,11 +14,13 @@ chunk) pair and is processed tile by tile ([CB, BS] elements). Channel blocks ar
 *groups* of ``CG`` channels (``NCB_G`` blocks): a group's statistics are complete once all its items
 have run.
 
-Statistics. An item's statistics are per-tile two-pass (tile mean, then squared deviations from it),
-folded into the item's running (count, mean, M2) with Chan's formula; items write these Welford partials;
-the last item of each sub-group of ``MSUB`` chunks (found with an arrival counter) merges them with a
-fixed-shape tree, and the last sub-group of a group merges the sub-group results — the same fixed order
-whatever the arrival order, so results are bitwise reproducible. Values are shifted by a per-channel
+Statistics. Within an item every lane of the [CB, BS] tile keeps a Welford state over the full tiles
+(all lanes see the same count, so there is no cross-thread work in the loop); the lanes are merged at
+the end and a ragged last tile is Chan-merged from its own two-pass statistics. Items write these
+(count, mean, M2) partials; the last item of each sub-group of ``MSUB`` chunks (found with an arrival
+counter) merges them, the last sub-group of a channel block merges the sub-groups into the block's
+final statistics — fixed shapes and a fixed order whatever the arrival order, so results are bitwise
+reproducible — and the last channel block of a group raises the group's ready flag. Values are shifted by a per-channel
 sample ``K = x[0, c, 0]`` before accumulating (``x - K`` is exact for data near the mean) and the mean
 is kept as ``K + mean_rel``, so a channel of 1e4 + randn keeps all its fp32 digits.
 
@@ -106,23 +108,48 @@ def _channel_shift(x_ptr, c, cmask, sc, ACC: tl.constexpr):
 
 
 @triton.jit
+def _tile_two_pass(xv, m, nt, CB: tl.constexpr, ACC: tl.constexpr):
+    """(count, mean, M2) per row of a masked tile: mean first, then squared deviations from it."""
+    mt = tl.sum(tl.where(m, xv, 0.0), 1) / nt
+    d = tl.where(m, xv - mt[:, None], 0.0)
+    return tl.zeros([CB], ACC) + nt, mt, tl.sum(d * d, 1)
+
+
+@triton.jit
 def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX: tl.constexpr, S: tl.constexpr,
                 FLAT: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, ACC: tl.constexpr):
-    """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1)."""
+    """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1).
+
+    Full tiles update a Welford state per lane (every lane sees the same count, so the update factor
+    1/k is one scalar per tile and the loop has no cross-thread reduction); the lanes are merged once
+    at the end (equal counts: mean of means, M2 = ΣM2 + k·Σ(mean_l - mean)²), and a ragged last tile
+    is merged in with Chan's formula from its own two-pass statistics.
+    """
     ar = tl.arange(0, BS).to(IDX)
-    cnt = tl.zeros([CB], ACC)
-    mean = tl.zeros([CB], ACC)
-    m2 = tl.zeros([CB], ACC)
-    for vs in range(v0, v1, BS):
+    nfull = (v1 - v0) // BS
+    mean_l = tl.zeros([CB, BS], ACC)
+    m2_l = tl.zeros([CB, BS], ACC)
+    for t in range(0, nfull):
+        v = v0 + t * BS + ar
+        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
+        xv = tl.load(x_ptr + off, mask=cmask[:, None], other=0.0).to(ACC) - shift[:, None]
+        rk = 1.0 / tl.cast(t + 1, ACC)
+        d = xv - mean_l
+        mean_l += d * rk
+        m2_l += d * (xv - mean_l)
+    kf = tl.cast(nfull, ACC)
+    mean = tl.sum(mean_l, 1) / BS
+    dm = mean_l - mean[:, None]
+    m2 = tl.sum(m2_l, 1) + kf * tl.sum(dm * dm, 1)
+    cnt = tl.zeros([CB], ACC) + kf * BS
+    vs = v0 + nfull * BS
+    if vs < v1:
         v = vs + ar
         m = cmask[:, None] & (v < v1)[None, :]
         off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
         xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - shift[:, None]
-        nt = tl.minimum(v1 - vs, BS).to(ACC)
-        mt = tl.sum(tl.where(m, xv, 0.0), 1) / nt
-        d = tl.where(m, xv - mt[:, None], 0.0)
-        m2t = tl.sum(d * d, 1)
-        cnt, mean, m2 = _chan(cnt, mean, m2, tl.zeros([CB], ACC) + nt, mt, m2t)
+        tn, tm, tq = _tile_two_pass(xv, m, (v1 - vs).to(ACC), CB, ACC)
+        cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
     return cnt, mean, m2
 
 
@@ -257,11 +284,11 @@ def _bn_fwd_fused_kernel(
     out_a_ptr, out_b_ptr, out_c_ptr,  # FUSED: shift, mean_rel, invstd;  STATS_ONLY: mean, M2 (c unused)
     rm_ptr, rv_ptr, nbt_ptr,
     part_ptr, sync_ptr,
-    C, V, VPI, SPLIT, NSUB, G, CG, NCB_G, LAG,
+    C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     sn, sc, ss,
     mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
     S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
-    CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr, MC: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     STATS_ONLY: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
     RELU: tl.constexpr, FIX_GAMMA: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
 ):
@@ -269,7 +296,9 @@ def _bn_fwd_fused_kernel(
 
     Partials: part_ptr[3, C, SPLIT] (count, mean, M2 of x - K per item), then part_ptr[3, C, NSUB] at
     offset 3·C·SPLIT (per sub-group of MSUB chunks). sync_ptr (int32, zeroed): [queue, sub-group
-    counters (NCB·NSUB), group counters (G), ready flags (G)].
+    counters (NCB·NSUB), channel-block counters (NCB), group counters (G), ready flags (G)]. The last
+    item of a sub-group merges it; the last sub-group of a channel block writes the block's final
+    statistics (and running statistics); the last block of a group raises the group's ready flag.
     """
     K = NCB_G * SPLIT
     NCB = G * NCB_G
@@ -287,7 +316,8 @@ def _bn_fwd_fused_kernel(
     v1 = tl.minimum(v0 + VPI, V)
     p2_ptr = part_ptr + 3 * C * SPLIT
     sub_ptr = sync_ptr + 1
-    grp_ptr = sub_ptr + NCB * NSUB
+    blk_ptr = sub_ptr + NCB * NSUB
+    grp_ptr = blk_ptr + NCB
     ready_ptr = grp_ptr + G
     if kind == _STATS:
         shift = _channel_shift(x_ptr, c, cmask, sc, ACC)
@@ -300,45 +330,39 @@ def _bn_fwd_fused_kernel(
         j0 = jj * MSUB
         j1 = tl.minimum(j0 + MSUB, SPLIT)
         if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
-            # Last item of the sub-group: merge its MSUB partials into one (fixed tree).
+            # Last item of the sub-group: merge its partials into one (fixed shapes and order).
             sn_, sm_, sq_ = _merge_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
             q = p2_ptr + c * NSUB + jj
             tl.store(q, sn_, mask=cmask)
             tl.store(q + C * NSUB, sm_, mask=cmask)
             tl.store(q + 2 * C * NSUB, sq_, mask=cmask)
-            if _arrive(grp_ptr + g, NCB_G * NSUB):
-                # Last sub-group of the group: final statistics of its channels.
-                for cc in range(g * CG, tl.minimum(g * CG + CG, C), MC):
-                    cf = cc + tl.arange(0, MC)
-                    cfm = (cf < C) & (cf < g * CG + CG)
-                    _, fmean, fm2 = _merge_partials(p2_ptr, cf, cfm, 0, NSUB, C * NSUB, NSUB, MS, MC, ACC)
-                    k = _channel_shift(x_ptr, cf, cfm, sc, ACC)
-                    full_mean = k + fmean
-                    if STATS_ONLY:
-                        tl.store(out_a_ptr + cf, full_mean.to(out_a_ptr.dtype.element_ty), mask=cfm)
-                        tl.store(out_b_ptr + cf, fm2.to(out_b_ptr.dtype.element_ty), mask=cfm)
-                    else:
-                        count = _hl(cnt_hi, cnt_lo, ACC)
-                        var = fm2 / count
-                        rstd = _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC)
-                        tl.store(out_a_ptr + cf, k, mask=cfm)
-                        tl.store(out_b_ptr + cf, fmean, mask=cfm)
-                        tl.store(out_c_ptr + cf, rstd, mask=cfm)
-                        if UPDATE_RUNNING:
-                            if MOMENTUM_NONE:
-                                f = 1.0 / tl.load(nbt_ptr).to(ACC)
-                            else:
-                                f = _hl(mom_hi, mom_lo, ACC)
-                            rm = tl.load(rm_ptr + cf, mask=cfm, other=0.0).to(ACC)
-                            rv = tl.load(rv_ptr + cf, mask=cfm, other=0.0).to(ACC)
-                            unbiased = fm2 / (count - 1.0)
-                            tl.store(rm_ptr + cf, ((1.0 - f) * rm + f * full_mean).to(rm_ptr.dtype.element_ty),
-                                     mask=cfm)
-                            tl.store(rv_ptr + cf, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty),
-                                     mask=cfm)
-                if not STATS_ONLY:
-                    tl.debug_barrier()
-                    tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+            if _arrive(blk_ptr + cb, NSUB):
+                # Last sub-group of the channel block: its final statistics.
+                _, fmean, fm2 = _merge_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
+                full_mean = shift + fmean
+                if STATS_ONLY:
+                    tl.store(out_a_ptr + c, full_mean.to(out_a_ptr.dtype.element_ty), mask=cmask)
+                    tl.store(out_b_ptr + c, fm2.to(out_b_ptr.dtype.element_ty), mask=cmask)
+                else:
+                    count = _hl(cnt_hi, cnt_lo, ACC)
+                    rstd = _invstd(fm2 / count, _hl(eps_hi, eps_lo, ACC), ACC)
+                    tl.store(out_a_ptr + c, shift, mask=cmask)
+                    tl.store(out_b_ptr + c, fmean, mask=cmask)
+                    tl.store(out_c_ptr + c, rstd, mask=cmask)
+                    if UPDATE_RUNNING:
+                        if MOMENTUM_NONE:
+                            f = 1.0 / tl.load(nbt_ptr).to(ACC)
+                        else:
+                            f = _hl(mom_hi, mom_lo, ACC)
+                        rm = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(ACC)
+                        rv = tl.load(rv_ptr + c, mask=cmask, other=0.0).to(ACC)
+                        unbiased = fm2 / (count - 1.0)
+                        tl.store(rm_ptr + c, ((1.0 - f) * rm + f * full_mean).to(rm_ptr.dtype.element_ty),
+                                 mask=cmask)
+                        tl.store(rv_ptr + c, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty),
+                                 mask=cmask)
+                    if _arrive(grp_ptr + g, NCB_G):
+                        tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
     else:
         _wait_ready(ready_ptr + g)
         shift = tl.load(out_a_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
@@ -419,8 +443,8 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ."""
     NEED_X: tl.constexpr = SUMS or (DX and DX_TRAIN)
     ar = tl.arange(0, BS).to(IDX)
-    sg = tl.zeros([CB], ACC)
-    sgx = tl.zeros([CB], ACC)
+    sg = tl.zeros([CB, BS], ACC)  # per-lane sums, reduced once at the end (no cross-thread work in the loop)
+    sgx = tl.zeros([CB, BS], ACC)
     for vs in range(v0, v1, BS):
         v = vs + ar
         m = cmask[:, None] & (v < v1)[None, :]
@@ -430,8 +454,8 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
             xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
             xh = ((xv - shift[:, None]) - mrel[:, None]) * rstd[:, None]
         if SUMS:
-            sg += tl.sum(g, 1)
-            sgx += tl.sum(tl.where(m, g * xh, 0.0), 1)
+            sg += g
+            sgx += tl.where(m, g * xh, 0.0)
         if DX:
             if DX_TRAIN:
                 dx = k1[:, None] * g + (k2[:, None] + k3[:, None] * xh)
@@ -440,7 +464,7 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
             tl.store(dx_ptr + off, dx.to(dx_ptr.dtype.element_ty), mask=m)
             if DZ:
                 tl.store(dz_ptr + off, g.to(dz_ptr.dtype.element_ty), mask=m)
-    return sg, sgx
+    return tl.sum(sg, 1), tl.sum(sgx, 1)
 
 
 @triton.jit
@@ -449,16 +473,17 @@ def _bn_bwd_fused_kernel(
     shift_ptr, mrel_ptr, rstd_ptr,
     dw_ptr, db_ptr, sums_ptr,  # sums_ptr: fp32/fp64 [2, C] (Σg, Σg·x̂) out
     part_ptr, sync_ptr,
-    C, V, VPI, SPLIT, NSUB, G, CG, NCB_G, LAG,
+    C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     sn, sc, ss, cnt_hi, cnt_lo, eps_hi, eps_lo,
     S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
-    CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr, MC: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr,  # 0: training (sums, then dx), 1: sums only, 2: frozen (dx and sums in one pass)
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
     WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr,
 ):
-    """Backward with parameter sums. Partials part_ptr[2, C, SPLIT] then [2, C, NSUB]; sync as forward.
+    """Backward with parameter sums. Partials part_ptr[2, C, SPLIT] then [2, C, NSUB]; sync and merge
+    hierarchy as in the forward (sub-group, channel block, group).
 
     Training: dx = w·invstd·(g - Σg/n - x̂·Σg·x̂/n), dz = g. Frozen: dx = w·invstd·g. Both write
     dw = Σg·x̂ (0 under FIX_GAMMA) and db = Σg when asked, and the fp32 sums to sums_ptr.
@@ -479,7 +504,8 @@ def _bn_bwd_fused_kernel(
     v1 = tl.minimum(v0 + VPI, V)
     p2_ptr = part_ptr + 2 * C * SPLIT
     sub_ptr = sync_ptr + 1
-    grp_ptr = sub_ptr + NCB * NSUB
+    blk_ptr = sub_ptr + NCB * NSUB
+    grp_ptr = blk_ptr + NCB
     ready_ptr = grp_ptr + G
     shift = tl.load(shift_ptr + c, mask=cmask, other=0.0).to(ACC)
     if HAS_MREL:
@@ -513,22 +539,19 @@ def _bn_bwd_fused_kernel(
             q = p2_ptr + c * NSUB + jj
             tl.store(q, a, mask=cmask)
             tl.store(q + C * NSUB, b, mask=cmask)
-            if _arrive(grp_ptr + g, NCB_G * NSUB):
-                for cc in range(g * CG, tl.minimum(g * CG + CG, C), MC):
-                    cf = cc + tl.arange(0, MC)
-                    cfm = (cf < C) & (cf < g * CG + CG)
-                    fa, fb = _sum_partials(p2_ptr, cf, cfm, 0, NSUB, C * NSUB, NSUB, MS, MC, ACC)
-                    tl.store(sums_ptr + cf, fa, mask=cfm)
-                    tl.store(sums_ptr + C + cf, fb, mask=cfm)
-                    if WRITE_DB:
-                        tl.store(db_ptr + cf, fa.to(db_ptr.dtype.element_ty), mask=cfm)
-                    if WRITE_DW:
-                        if FIX_GAMMA:
-                            fb = fb * 0.0
-                        tl.store(dw_ptr + cf, fb.to(dw_ptr.dtype.element_ty), mask=cfm)
+            if _arrive(blk_ptr + cb, NSUB):
+                fa, fb = _sum_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
+                tl.store(sums_ptr + c, fa, mask=cmask)
+                tl.store(sums_ptr + C + c, fb, mask=cmask)
+                if WRITE_DB:
+                    tl.store(db_ptr + c, fa.to(db_ptr.dtype.element_ty), mask=cmask)
+                if WRITE_DW:
+                    if FIX_GAMMA:
+                        fb = fb * 0.0
+                    tl.store(dw_ptr + c, fb.to(dw_ptr.dtype.element_ty), mask=cmask)
                 if MODE == 0:
-                    tl.debug_barrier()
-                    tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+                    if _arrive(grp_ptr + g, NCB_G):
+                        tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
     else:
         _wait_ready(ready_ptr + g)
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
@@ -706,9 +729,13 @@ def _idx(xv: View, bs: int, cb: int) -> tl.dtype:
     return tl.int64 if xv.x.numel() + 2 * bs * cb * max(1, xv.sc) >= 2**31 else tl.int32
 
 
+def _sms(xv: View) -> int:
+    return config.multiprocessor_count(config.device_index(xv.x))
+
+
 def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
-    return torch.zeros(1 + plan.groups * plan.ncb_g * plan.nsub + 2 * plan.groups, dtype=torch.int32,
-                       device=device)
+    ncb = plan.groups * plan.ncb_g
+    return torch.zeros(1 + ncb * (plan.nsub + 1) + 2 * plan.groups, dtype=torch.int32, device=device)
 
 
 def _geom(xv: View, plan: config.BatchNormPlan) -> dict:
@@ -722,7 +749,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     running statistics in place when given (momentum None: factor 1/nbt read on device)."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "fused", "fwd")
+    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "fused", "fwd", _sms(xv))
     dev = xv.x.device
     shift = torch.empty(c, dtype=acc, device=dev)
     mrel = torch.empty(c, dtype=acc, device=dev)
@@ -736,9 +763,9 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     ch, cl = _hilo(float(v))
     _bn_fwd_fused_kernel[(2 * plan.groups * k,)](
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
-        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.cg, plan.ncb_g, plan.lag,
+        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         xv.sn, xv.sc, xv.ss, mh, ml, eh, el, ch, cl,
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MC=plan.mc, STATS_ONLY=False,
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, STATS_ONLY=False,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
         FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, **_geom(xv, plan))
     return shift, mrel, rstd
@@ -748,7 +775,7 @@ def stats(xv: View) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-channel (mean, M2) of x in the accumulation dtype (one launch, merged on device)."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "stream", "fwd")
+    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "stream", "fwd", _sms(xv))
     dev = xv.x.device
     mean = torch.empty(c, dtype=acc, device=dev)
     m2 = torch.empty(c, dtype=acc, device=dev)
@@ -756,9 +783,9 @@ def stats(xv: View) -> tuple[torch.Tensor, torch.Tensor]:
     sync = _sync(plan, dev)
     _bn_fwd_fused_kernel[(plan.groups * plan.ncb_g * plan.split,)](
         xv.x, xv.x, None, None, None, mean, m2, m2, None, None, None, part, sync,
-        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.cg, plan.ncb_g, plan.lag,
+        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         xv.sn, xv.sc, xv.ss, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0,
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MC=plan.mc, STATS_ONLY=True,
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, STATS_ONLY=True,
         HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
         MOMENTUM_NONE=False, **_geom(xv, plan))
     return mean, m2
@@ -770,7 +797,7 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     With ``save`` returns (mean, invstd) copies in the accumulation dtype for the backward."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "stream", "fwd")
+    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "stream", "fwd", _sms(xv))
     ncb = -(-c // plan.cb)
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
@@ -793,7 +820,7 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     c, v = xv.c, xv.v
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
     kind = "fused" if mode == "train" else "stream"
-    plan = config.batch_norm_plan(xv.flat, c, v, streams, kind, "bwd")
+    plan = config.batch_norm_plan(xv.flat, c, v, streams, kind, "bwd", _sms(xv))
     dev = xv.x.device
     sums = torch.empty(2 * c, dtype=acc, device=dev)
     part = torch.empty(2 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
@@ -804,9 +831,9 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     eh, el = _hilo(eps)
     _bn_bwd_fused_kernel[(grid,)](
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync,
-        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.cg, plan.ncb_g, plan.lag,
+        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         xv.sn, xv.sc, xv.ss, ch, cl, eh, el,
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MC=plan.mc, MODE={"train": 0, "sums": 1, "frozen": 2}[mode],
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE={"train": 0, "sums": 1, "frozen": 2}[mode],
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
         DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, **_geom(xv, plan))
     return sums
@@ -818,7 +845,7 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     device scalar tensor), or frozen dx = w·invstd·g."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = config.batch_norm_plan(xv.flat, c, v, 1, "stream", "bwd")
+    plan = config.batch_norm_plan(xv.flat, c, v, 1, "stream", "bwd", _sms(xv))
     ncb = -(-c // plan.cb)
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))

@@ -37,8 +37,8 @@ class NormConfig(NamedTuple):
     block_n: int  # columns per tile: next_pow2(N), or the chunk length when chunked
     chunked: bool  # rows walked in chunks (N too large for registers)
     num_warps: int
-    num_stages: int = 1
-    programs: int = 0  # backward: persistent grid size (0 for the forward, whose grid is one tile each)
+    num_stages: int = 1  # > 1: the persistent / chunk loops prefetch that many tiles ahead (cp.async)
+    programs: int = 0  # persistent grid size; 0: one program per row tile (forward only)
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -47,19 +47,23 @@ class NormPartialSumConfig(NamedTuple):
     num_warps: int
 
 
-#: Largest row (elements) kept whole in registers, per element size of the accumulator (fp32 / fp64).
+#: Largest row (elements) kept whole in registers, by accumulator width (4: fp32, 8: fp64).
 NORM_FWD_FUSED_MAX = {4: 32768, 8: 16384}
 NORM_BWD_FUSED_MAX = {4: 8192, 8: 4096}
 #: Chunk length for rows past the fused limit.
-NORM_FWD_CHUNK = {4: 16384, 8: 8192}
+NORM_FWD_CHUNK = {4: 8192, 8: 4096}
 NORM_BWD_CHUNK = {4: 4096, 8: 2048}
 #: Elements per tile (small N packs several rows into one tile) and elements per thread.
 NORM_FWD_TILE = 4096
-NORM_FWD_ELEMS_PER_THREAD = 16
-NORM_BWD_TILE = 2048
-NORM_BWD_ELEMS_PER_THREAD = 8
-#: Backward persistent programs per SM: fused rows / chunked rows.
-NORM_BWD_PROGRAMS_PER_SM = (4, 1)
+NORM_FWD_ELEMS_PER_THREAD = 32
+NORM_BWD_TILE = 4096
+NORM_BWD_ELEMS_PER_THREAD = 16
+#: Backward persistent programs per SM (fused rows) and loop prefetch depth.
+NORM_BWD_PROGRAMS_PER_SM = 2
+NORM_STAGES = 2
+#: Chunked rows are re-read from L2: the rows in flight (programs x rows per tile x row bytes) are kept
+#: under this many bytes, a part of the 50 MB L2 of an H100/H200.
+NORM_L2_BUDGET = 24 << 20
 
 
 def _next_pow2(n: int) -> int:
@@ -71,7 +75,7 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 
 
 @functools.cache
-def norm_fwd_config(n: int, elem_size: int) -> NormConfig:
+def norm_fwd_config(n: int, elem_size: int, device: int | None = None) -> NormConfig:
     """Forward tile for rows of ``n`` elements of ``elem_size`` bytes."""
     acc = 8 if elem_size == 8 else 4
     bn = _next_pow2(n)
@@ -79,7 +83,9 @@ def norm_fwd_config(n: int, elem_size: int) -> NormConfig:
         block_m = max(1, NORM_FWD_TILE // bn)
         return NormConfig(block_m, bn, False, _pow2_warps(block_m * bn, NORM_FWD_ELEMS_PER_THREAD))
     chunk = NORM_FWD_CHUNK[acc]
-    return NormConfig(1, chunk, True, _pow2_warps(chunk, NORM_FWD_ELEMS_PER_THREAD))
+    sms = multiprocessor_count(device)
+    programs = max(1, min(2 * sms, NORM_L2_BUDGET // (n * elem_size)))
+    return NormConfig(1, chunk, True, _pow2_warps(chunk, NORM_FWD_ELEMS_PER_THREAD // 2), NORM_STAGES, programs)
 
 
 @functools.cache
@@ -91,10 +97,11 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None) -> NormConfig:
     if bn <= NORM_BWD_FUSED_MAX[acc]:
         block_m = max(1, NORM_BWD_TILE // bn)
         warps = _pow2_warps(block_m * bn, NORM_BWD_ELEMS_PER_THREAD)
-        return NormConfig(block_m, bn, False, warps, programs=sms * NORM_BWD_PROGRAMS_PER_SM[0])
+        return NormConfig(block_m, bn, False, warps, NORM_STAGES, sms * NORM_BWD_PROGRAMS_PER_SM)
     chunk = NORM_BWD_CHUNK[acc]
-    return NormConfig(1, chunk, True, _pow2_warps(chunk, NORM_BWD_ELEMS_PER_THREAD),
-                      programs=sms * NORM_BWD_PROGRAMS_PER_SM[1])
+    block_m = max(1, min(4, NORM_L2_BUDGET // (sms * n * 2 * elem_size)))
+    return NormConfig(block_m, chunk, True, _pow2_warps(block_m * chunk, NORM_BWD_ELEMS_PER_THREAD), NORM_STAGES,
+                      sms)
 
 
 @functools.cache
@@ -133,7 +140,6 @@ class BatchNormPlan(NamedTuple):
     ncb_g: int  # channel blocks per group
     lag: int  # fused schedule: apply(g - lag) follows stats(g)
     ms: int  # merge tile width (partials per step)
-    mc: int  # final merge: channels per step
     num_warps: int
 
 
@@ -146,15 +152,18 @@ BN_ITEM = {"fused": 32768, "stream": 65536}
 BN_CL_CB = 64
 #: Largest channel block for NCHW items that gather several small channels.
 BN_NCHW_MAX_CB = 16
+#: Items per multiprocessor aimed at (items shrink for small tensors), and warps per 4096-element tile.
+BN_ITEMS_PER_SM = 16
+BN_WARPS = 8
 #: Bytes of re-read input per group of the fused kernels, and the schedule lag (in groups).
 BN_GROUP_BYTES = 8 << 20
 BN_LAG = 1
 #: Items per sub-group merge and the cap on items per channel block.
 BN_MSUB = 64
 BN_MAX_SPLIT = 4096
-#: Merge tiles: partials per step, channels per step of the final merge (small: the merge path's
-#: registers count for the whole kernel's occupancy).
-BN_MERGE_TILE = (16, 8)
+#: Merge tile width: partials per step (small: the merge path's registers count for the whole
+#: kernel's occupancy).
+BN_MERGE_TILE = 16
 
 
 def _prev_pow2(n: int) -> int:
@@ -166,36 +175,36 @@ def _cdiv(a: int, b: int) -> int:
 
 
 @functools.cache
-def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, direction: str) -> BatchNormPlan:
-    """Plan for ``c`` channels of ``v`` inner indices each.
+def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, direction: str,
+                    sms: int = 4) -> BatchNormPlan:
+    """Plan for ``c`` channels of ``v`` inner indices each on a device of ``sms`` multiprocessors.
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``:
     bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused"
-    (training, two item kinds) or "stream" (one pass); ``direction``: "fwd" or "bwd".
+    (training, two item kinds) or "stream" (one pass); ``direction``: "fwd" or "bwd". Items shrink (down
+    to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor, so that small tensors still
+    fill the device.
     """
     tile = BN_TILE[direction]
-    item = BN_ITEM[kind]
+    total = c * max(v, 1)
+    item = max(min(tile, total), min(BN_ITEM[kind], _cdiv(total, sms * BN_ITEMS_PER_SM)))
     if flat:
         cb = min(_next_pow2(c), BN_CL_CB)
     else:
         cb = min(_next_pow2(c), BN_NCHW_MAX_CB, _prev_pow2(max(1, item // max(1, v))))
     bs = max(1, tile // cb)
-    vr = -(-max(v, 1) // bs) * bs
-    vpi = min(vr, max(bs, -(-(item // cb) // bs) * bs))
-    split = -(-max(v, 1) // vpi)
-    if split > BN_MAX_SPLIT:
-        vpi = _cdiv(_cdiv(v, BN_MAX_SPLIT), bs) * bs
-        split = -(-v // vpi)
+    split = _cdiv(max(v, 1), max(bs, item // cb))
+    split = min(split, BN_MAX_SPLIT)
+    vpi = _cdiv(_cdiv(max(v, 1), split), bs) * bs
+    split = _cdiv(max(v, 1), vpi)
     msub = BN_MSUB
-    nsub = -(-split // msub)
+    nsub = _cdiv(split, msub)
     if kind == "fused":
         per_block = cb * max(v, 1) * max(1, reread_bytes)
         cg = cb * max(1, BN_GROUP_BYTES // per_block)
     else:
         cg = cb * 8
-    cg = min(cg, -(-c // cb) * cb)
-    groups = -(-c // cg)
-    ms = BN_MERGE_TILE[0]
-    mc = min(_next_pow2(cg), BN_MERGE_TILE[1])
-    num_warps = 8 if cb * bs >= 4096 else 4
-    return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, ms, mc, num_warps)
+    cg = min(cg, _cdiv(c, cb) * cb)
+    groups = _cdiv(c, cg)
+    num_warps = BN_WARPS if cb * bs >= 4096 else max(1, BN_WARPS // 2)
+    return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, BN_MERGE_TILE, num_warps)
