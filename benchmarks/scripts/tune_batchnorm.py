@@ -235,15 +235,16 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((128, 2048, 7, 7), "bf16", False), ((256, 256, 28, 28), "fp32", False)]
 VARIANTS = {
     "default": {},
-    "group2MB": {"BN_GROUP_BYTES": 2 << 20},
     "group4MB": {"BN_GROUP_BYTES": 4 << 20},
     "group16MB": {"BN_GROUP_BYTES": 16 << 20},
     "onegroup": {"BN_GROUP_BYTES": 1 << 40},
     "lag2": {"BN_LAG": 2},
-    "group4MB_lag2": {"BN_GROUP_BYTES": 4 << 20, "BN_LAG": 2},
-    "item16K": {"BN_ITEM": {"fused": 16384, "stream": 65536}},
-    "item64K": {"BN_ITEM": {"fused": 65536, "stream": 65536}},
-    "stream128K": {"BN_ITEM": {"fused": 32768, "stream": 131072}},
+    "ips8": {"BN_ITEMS_PER_SM": 8},
+    "ips32": {"BN_ITEMS_PER_SM": 32},
+    "warps4": {"BN_WARPS": 4},
+    "clcb32": {"BN_CL_CB": 32},
+    "tile8K": {"BN_TILE": {"fwd": 8192, "bwd": 4096}},
+    "tile2K": {"BN_TILE": {"fwd": 2048, "bwd": 1024}},
 }
 
 
@@ -280,6 +281,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sections", default="check,time,variants")
     ap.add_argument("--check-timeout", type=int, default=120)
+    ap.add_argument("--tests-timeout", type=int, default=240)
     args = ap.parse_args()
     sections = args.sections.split(",")
     results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "time": {}, "variants": {},
@@ -299,7 +301,7 @@ def main():
     if "time" in sections or "variants" in sections:
         jobs = [(s, d, cl, {}) for d in DTYPES for cl in (False, True) for s in SHAPES]
         if "variants" in sections:
-            jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for ov in VARIANTS.values() if "BN_ITEM" in ov]
+            jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for ov in VARIANTS.values() if ov]
         precompile(jobs)
         copy_bw = copy_bandwidth()
         results["copy_GBps"] = copy_bw / 1e9
@@ -314,9 +316,14 @@ def main():
         with open(os.path.join(out, "batchnorm.json"), "w") as f:
             json.dump(results, f, indent=1)
     if "tests" in sections:
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "8", "-p", "no:warnings",
-                            "tests/test_batch_norm.py", "tests/test_batch_norm_stages.py", "tests/test_convert.py"])
-        log(f"tests exit status {r.returncode}")
+        t = time.time()
+        try:
+            r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "8", "-p", "no:warnings",
+                                "tests/test_batch_norm.py", "tests/test_batch_norm_stages.py", "tests/test_convert.py"],
+                               timeout=args.tests_timeout)
+            log(f"tests exit status {r.returncode} in {time.time() - t:.0f}s")
+        except subprocess.TimeoutExpired:
+            log(f"tests timed out after {args.tests_timeout}s")
 
 
 if __name__ == "__main__":
