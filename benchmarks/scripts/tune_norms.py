@@ -19,6 +19,7 @@ Offline, without a GPU: ``--ptxas`` compiles every config for sm_90 and prints r
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -43,45 +44,56 @@ def rows_for(n: int) -> int:
 # ----------------------------------------------------------------------------- variants
 
 
-def fwd_variants(n: int, esize: int = 2) -> list[C.NormConfig]:
+def _warps(elements: int, per_thread: int) -> int:
+    return max(1, min(32, triton_next_pow2(max(1, elements // (32 * per_thread)))))
+
+
+def fwd_variants(n: int, sms: int, esize: int = 2) -> list[C.NormConfig]:
     """Forward configs to try at N (the default first)."""
-    base = C.norm_fwd_config(n, esize)
-    out = [base]
+    out = [C.norm_fwd_config(n, esize, torch.cuda.current_device() if torch.cuda.is_available() else None)]
     bn = triton_next_pow2(n)
     if bn <= 32768:
-        for tile in (2048, 4096, 8192, 16384):
-            for ept in (8, 16, 32):
-                bm = max(1, tile // bn)
-                w = max(1, min(32, triton_next_pow2(max(1, bm * bn // (32 * ept)))))
-                out.append(C.NormConfig(bm, bn, False, w))
+        for tile in (2048, 4096, 8192, 16384, 32768):
+            if tile < bn or (tile > 2 * max(bn, 8192)):
+                continue
+            for ept in (16, 32):
+                w = _warps(tile, ept)
+                out.append(C.NormConfig(tile // bn, bn, False, w))
+                for per_sm in (2, 4):
+                    for st in (2, 3):
+                        out.append(C.NormConfig(tile // bn, bn, False, w, st, sms * per_sm))
     if n >= 16384:
         for chunk in (4096, 8192, 16384):
             for w in (8, 16, 32):
-                if chunk // (32 * w) >= 4:
-                    out.append(C.NormConfig(1, chunk, True, w))
+                if not 4 <= chunk // (32 * w) <= 32:
+                    continue
+                for per_sm in (1, 2, 4):
+                    for st in (1, 2, 3):
+                        out.append(C.NormConfig(1, chunk, True, w, st, sms * per_sm))
     return list(dict.fromkeys(out))
 
 
 def bwd_variants(n: int, sms: int, esize: int = 2) -> list[C.NormConfig]:
-    base = C.norm_bwd_config(n, esize, torch.cuda.current_device() if torch.cuda.is_available() else None)
-    out = [base]
+    out = [C.norm_bwd_config(n, esize, torch.cuda.current_device() if torch.cuda.is_available() else None)]
     bn = triton_next_pow2(n)
     if bn <= 16384:
-        for tile in (1024, 2048, 4096, 8192, 16384):
-            if tile < bn:
+        for tile in (2048, 4096, 8192, 16384):
+            if tile < bn or (tile > 2 * max(bn, 4096)):
                 continue
-            for ept in (4, 8, 16):
-                bm = max(1, tile // bn)
-                w = max(1, min(32, triton_next_pow2(max(1, bm * bn // (32 * ept)))))
-                for per_sm in (1, 2, 4, 8):
-                    out.append(C.NormConfig(bm, bn, False, w, programs=sms * per_sm))
+            for ept in (8, 16):
+                w = _warps(tile, ept)
+                for per_sm in (1, 2, 4):
+                    for st in (1, 2, 3):
+                        out.append(C.NormConfig(tile // bn, bn, False, w, st, sms * per_sm))
     if n >= 8192:
         for chunk in (2048, 4096, 8192):
             for bm in (1, 2, 4):
                 for w in (8, 16, 32):
-                    if chunk * bm // (32 * w) >= 4 and chunk * bm <= 16384:
-                        for per_sm in (1, 2):
-                            out.append(C.NormConfig(bm, chunk, True, w, programs=sms * per_sm))
+                    if not 4 <= chunk * bm // (32 * w) <= 32:
+                        continue
+                    for per_sm in (1, 2):
+                        for st in (1, 2, 3):
+                            out.append(C.NormConfig(bm, chunk, True, w, st, sms * per_sm))
     return list(dict.fromkeys(out))
 
 
@@ -125,7 +137,7 @@ def _compile_items(items):
     return done
 
 
-def precompile(items, workers=12):
+def precompile(items, workers=15):
     import multiprocessing as mp
 
     t0 = time.perf_counter()
@@ -279,19 +291,19 @@ def sweep_one(is_rms, n, copy_gbs, sms, top):
     x, w, b, dy = make_inputs(m, n, is_rms=is_rms)
     _, _, mean, rstd = run_fwd(x, w, b, is_rms)
     out = {}
-    for kind, variants in (("fwd", fwd_variants(n)), ("bwd", bwd_variants(n, sms))):
+    for kind, variants in (("fwd", fwd_variants(n, sms)), ("bwd", bwd_variants(n, sms))):
         results = []
         for cfg in variants:
             if kind == "fwd":
-                t = bench(lambda cfg=cfg: run_fwd(x, w, b, is_rms, cfg), rep=15)
+                t = bench(lambda cfg=cfg: run_fwd(x, w, b, is_rms, cfg), rep=10)
                 pct = fwd_bytes(m, n, 2, is_rms) / t / 1e6 / copy_gbs * 100
             else:
-                t = bench(lambda cfg=cfg: run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg), rep=15)
+                t = bench(lambda cfg=cfg: run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg), rep=10)
                 pct = bwd_bytes(m, n, 2, is_rms) / t / 1e6 / copy_gbs * 100
             results.append((pct, cfg))
         default_pct = results[0][0]
         results.sort(key=lambda r: -r[0])
-        out[("RMS" if is_rms else "LN", n, kind)] = (default_pct, results[:top])
+        out[("RMS" if is_rms else "LN", n, kind)] = (default_pct, results)
         print(f"  sweep {'RMS' if is_rms else 'LN'} {kind} N={n}: default {default_pct:.1f}%; best "
               + "; ".join(f"{p:.1f}% {fmt_cfg(c)}" for p, c in results[:top]), flush=True)
     return out
@@ -319,34 +331,39 @@ def ptxas_report(ns):
     names = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.float64: "fp64"}
     recorded = []
 
-    class Recorder:
+    class Shim:
         def __init__(self, k):
             self.k = k
 
-        def __getitem__(self, grid):
-            return lambda *a, **kw: recorded.append((self.k, a, kw))
+        def __call__(self, grid, args, meta, num_warps, num_stages, traceable):
+            recorded.append((self.k, args, {**meta, "num_warps": num_warps, "num_stages": num_stages}))
 
-    real = K._kernel
-    K._kernel = lambda k, traceable: Recorder(k)
+    saved = K._fwd, K._bwd, K._sum_partials
+    K._fwd, K._bwd, K._sum_partials = Shim(K._norm_fwd_kernel), Shim(K._norm_bwd_kernel), Shim(K._sum_partials_kernel)
     try:
         for is_rms in (False, True):
             for n in ns:
                 m = 64
                 x, w, b, dy = make_inputs(m, n, device="cpu", is_rms=is_rms)
                 sms = 132
-                for cfg in fwd_variants(n)[:1] + [c for c in fwd_variants(n)[1:] if c.block_n * c.block_m >= 8192]:
+                for cfg in fwd_variants(n, sms):
+                    if cfg.num_stages == 1 and cfg.programs:
+                        continue
                     recorded.clear()
                     run_fwd(x, w, b, is_rms, cfg)
                     report(recorded[0], f"{'RMS' if is_rms else 'LN'} fwd N={n} {fmt_cfg(cfg)}", ptxas, names)
                 mean = torch.zeros(m)
                 rstd = torch.ones(m)
-                for cfg in bwd_variants(n, sms)[:1] + [c for c in bwd_variants(n, sms)[1:]
-                                                       if c.programs == sms and c.block_n * c.block_m >= 4096]:
+                seen = set()
+                for cfg in bwd_variants(n, sms):
+                    if cfg._replace(programs=0) in seen:
+                        continue
+                    seen.add(cfg._replace(programs=0))
                     recorded.clear()
                     run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
                     report(recorded[0], f"{'RMS' if is_rms else 'LN'} bwd N={n} {fmt_cfg(cfg)}", ptxas, names)
     finally:
-        K._kernel = real
+        K._fwd, K._bwd, K._sum_partials = saved
 
 
 def report(rec, label, ptxas, names):
@@ -384,8 +401,14 @@ def report(rec, label, ptxas, names):
     text = out.stderr + out.stdout
     regs = re.search(r"Used (\d+) registers", text)
     spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
-    vec = "v4" if "ld.global.v4" in c.asm["ptx"] else ("v2" if "ld.global.v2" in c.asm["ptx"] else "scalar")
-    print(f"{label:55s} regs {regs.group(1) if regs else '?':>4s}  spills {spill.group(1) if spill else '?'}/"
+    ptx = c.asm["ptx"]
+    vec = "v4" if "ld.global.v4" in ptx else ("v2" if "ld.global.v2" in ptx else "scalar")
+    pattern = r"cp\.async\.c[ag]\.shared\.global(?:\.L2::\w+)? \[[^]]+\], \[[^]]+\], (0x[0-9a-f]+|\d+)"
+    cp = sorted(set(re.findall(pattern, ptx)))
+    if cp:
+        vec += " cp.async " + "/".join(cp)
+    print(f"{label:55s} smem {c.metadata.shared:6d} regs {regs.group(1) if regs else '?':>4s}  "
+          f"spills {spill.group(1) if spill else '?'}/"
           f"{spill.group(2) if spill else '?'}  loads {vec}", flush=True)
 
 
@@ -397,8 +420,10 @@ def main():
     ap.add_argument("--ns", default=",".join(map(str, NS)))
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--sweep-ns", default="")
-    ap.add_argument("--sweep-ops", default="ln,rms")
+    ap.add_argument("--rms-sweep-ns", default="", help="N values of the RMSNorm sweep (default: none)")
     ap.add_argument("--tests", action="store_true")
+    ap.add_argument("--gpu-tests", action="store_true", help="only the tests marked gpu")
+    ap.add_argument("--deadline", type=float, default=1e9, help="seconds after which the sweep stops")
     ap.add_argument("--ptxas", action="store_true")
     args = ap.parse_args()
     ns = [int(s) for s in args.ns.split(",") if s]
@@ -410,18 +435,17 @@ def main():
     sms = C.multiprocessor_count(dev)
     print(f"device {torch.cuda.get_device_name()} ({sms} SMs), torch {torch.__version__}", flush=True)
     sweep_ns = [int(s) for s in args.sweep_ns.split(",") if s] if args.sweep_ns else ns
-    sweep_ops = [op == "rms" for op in args.sweep_ops.split(",") if op]
+    plan = [(False, n) for n in sweep_ns] + [(True, int(s)) for s in args.rms_sweep_ns.split(",") if s]
     items = {}
     for is_rms in (False, True):
         for n in ns:
             items[(is_rms, n, "bwd", None)] = (is_rms, n, rows_for(n), "bwd", None)
     if args.sweep:
-        for is_rms in sweep_ops:
-            for n in sweep_ns:
-                for kind, variants in (("fwd", fwd_variants(n)[1:]), ("bwd", bwd_variants(n, sms)[1:])):
-                    for c in variants:
-                        key = (is_rms, n, kind, c._replace(programs=0))
-                        items.setdefault(key, (is_rms, n, rows_for(n), kind, c))
+        for is_rms, n in plan:
+            for kind, variants in (("fwd", fwd_variants(n, sms)[1:]), ("bwd", bwd_variants(n, sms)[1:])):
+                for c in variants:
+                    key = (is_rms, n, kind, c._replace(programs=0))
+                    items.setdefault(key, (is_rms, n, rows_for(n), kind, c))
     precompile(list(items.values()))
     check_correctness()
     host_overhead()
@@ -431,12 +455,19 @@ def main():
     rows = table(ns, copy_gbs)
     best = {}
     if args.sweep:
-        for is_rms in sweep_ops:
-            for n in sweep_ns:
-                best.update(sweep_one(is_rms, n, copy_gbs, sms, 3))
-                torch.cuda.empty_cache()
-    if args.tests:
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "8", "-p", "no:cacheprovider",
+        for is_rms, n in plan:
+            if time.perf_counter() - t_start > args.deadline:
+                print(f"  sweep stopped at the {args.deadline} s deadline", flush=True)
+                break
+            best.update(sweep_one(is_rms, n, copy_gbs, sms, 3))
+            torch.cuda.empty_cache()
+        if os.environ.get("OUT"):
+            with open(os.path.join(os.environ["OUT"], "sweep.json"), "w") as f:
+                json.dump([{"op": k[0], "n": k[1], "kind": k[2], "default": dp,
+                            "results": [[p, list(c)] for p, c in res]} for k, (dp, res) in best.items()], f)
+    if args.tests or args.gpu_tests:
+        sel = ["-m", "gpu"] if args.gpu_tests and not args.tests else []
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "8", "-p", "no:cacheprovider", *sel,
                         *sorted(str(p) for p in Path("tests").glob("test_layer_norm*.py"))])
     print(f"\n== summary (copy {copy_gbs:.0f} GB/s, {time.perf_counter() - t_start:.0f} s)")
     print("op  N      M      fwd%  torch  bwd%  torch  fwd_us  bwd_us")
@@ -445,7 +476,7 @@ def main():
               f"{r[7]:6.1f}  {r[8]:6.1f}")
     for key, (dp, res) in best.items():
         print(f"best {key[0]} {key[2]} N={key[1]}: default {dp:.1f}% | " +
-              " | ".join(f"{p:.1f}% {fmt_cfg(c)}" for p, c in res))
+              " | ".join(f"{p:.1f}% {fmt_cfg(c)}" for p, c in res[:3]))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ import torch
 import triton
 import triton.language as tl
 from torch.library import wrap_triton
+from triton import knobs
 
+from .._runtime import INTERPRETER
 from .config import NormConfig, device_index, norm_bwd_config, norm_fwd_config, norm_partial_sum_config
 
 # ----------------------------------------------------------------------------- kernels
@@ -74,104 +76,122 @@ def _norm_fwd_kernel(
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
     pid = tl.program_id(0)
-    rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
-    row_mask = rows < M
-    rows64 = rows.to(tl.int64)
-    rx = rows64 * stride_x
-    rr = rows64 * stride_res
-    ry = rows64 * stride_y
-    rro = rows64 * stride_ro
+    num_programs = tl.num_programs(0)
+    num_blocks = tl.cdiv(M, BLOCK_M)
     cols = tl.arange(0, BLOCK_N)
-
-    if not IS_RMS:
-        # Shift: the row's first element (of s = x + r when fused), computed exactly as below.
-        k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
 
     if not CHUNKED:
         col_mask = cols < N
-        mask = row_mask[:, None] & col_mask[None, :]
-        s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
-                      rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
-        if IS_RMS:
-            xc = s
-            var = tl.sum(s * s, axis=1) / N
-        else:
-            d = tl.where(mask, s - k[:, None], 0.0)
-            mean_d = tl.sum(d, axis=1) / N
-            mean = mean_d
-            xc = tl.where(mask, d - mean_d[:, None], 0.0)
-            var = tl.sum(xc * xc, axis=1) / N
-        rstd = _rsqrt(var + eps, IS_F64)
-        y = xc * rstd[:, None]
         if HAS_W:
             w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
-            y = y * w[None, :]
         if HAS_B:
-            y = y + tl.load(B + cols, mask=col_mask, other=0.0).to(ACC)[None, :]
-        tl.store(Y + ry[:, None] + cols[None, :], y, mask=mask)
-    else:
-        # Pass 1 over chunks: RMS sums squares; LN merges per-chunk (count, mean, M2) of the shifted
-        # row with Chan's formula.
-        if IS_RMS:
-            sq = tl.zeros([BLOCK_M], dtype=ACC)
-        else:
-            cnt_a = tl.zeros([BLOCK_M], dtype=ACC)
-            mean_a = tl.zeros([BLOCK_M], dtype=ACC)
-            m2_a = tl.zeros([BLOCK_M], dtype=ACC)
-        for c in range(num_chunks):
-            ccols = c * BLOCK_N + cols
-            mask = row_mask[:, None] & (ccols < N)[None, :]
-            s = _load_sum(X, RES, RES_OUT, rx[:, None] + ccols[None, :], rr[:, None] + ccols[None, :],
-                          rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC)
-            if IS_RMS:
-                sq += tl.sum(s * s, axis=1)
-            else:
-                cnt_b = tl.minimum(N - c * BLOCK_N, BLOCK_N).to(ACC)
-                d = tl.where(mask, s - k[:, None], 0.0)
-                mean_b = tl.sum(d, axis=1) / cnt_b
-                dc = tl.where(mask, d - mean_b[:, None], 0.0)
-                m2_b = tl.sum(dc * dc, axis=1)
-                cnt = cnt_a + cnt_b
-                delta = mean_b - mean_a
-                mean_a += delta * (cnt_b / cnt)
-                m2_a += m2_b + delta * delta * (cnt_a * cnt_b / cnt)
-                cnt_a = cnt
-        if IS_RMS:
-            var = sq / N
-        else:
-            mean = mean_a
-            var = m2_a / N
-        rstd = _rsqrt(var + eps, IS_F64)
-        # Pass 2: re-read the row (residual_out when fused: one tensor instead of two) and write y.
-        for c in range(num_chunks):
-            ccols = c * BLOCK_N + cols
-            col_mask = ccols < N
+            b = tl.load(B + cols, mask=col_mask, other=0.0).to(ACC)
+        # Row tiles pid, pid + G, ...; NUM_STAGES > 1 prefetches the next tiles (cp.async) meanwhile.
+        for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
+            rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
+            row_mask = rows < M
+            rows64 = rows.to(tl.int64)
+            rx = rows64 * stride_x
+            rr = rows64 * stride_res
+            rro = rows64 * stride_ro
             mask = row_mask[:, None] & col_mask[None, :]
-            if HAS_RES:
-                s = tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
-            else:
-                s = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+            s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
+                          rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
             if IS_RMS:
-                y = s * rstd[:, None]
+                xc = s
+                var = tl.sum(s * s, axis=1) / N
             else:
-                y = ((s - k[:, None]) - mean[:, None]) * rstd[:, None]
+                # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
+                k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
+                d = tl.where(mask, s - k[:, None], 0.0)
+                mean = tl.sum(d, axis=1) / N
+                xc = tl.where(mask, d - mean[:, None], 0.0)
+                var = tl.sum(xc * xc, axis=1) / N
+            rstd = _rsqrt(var + eps, IS_F64)
+            y = xc * rstd[:, None]
             if HAS_W:
-                w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
                 y = y * w[None, :]
             if HAS_B:
-                y = y + tl.load(B + ccols, mask=col_mask, other=0.0).to(ACC)[None, :]
-            tl.store(Y + ry[:, None] + ccols[None, :], y, mask=mask)
-
-    if STORE_STATS:
-        if not IS_RMS:
-            tl.store(MEAN + rows, mean, mask=row_mask)
-        tl.store(RSTD + rows, rstd, mask=row_mask)
+                y = y + b[None, :]
+            tl.store(Y + rows64[:, None] * stride_y + cols[None, :], y, mask=mask)
+            if STORE_STATS:
+                if not IS_RMS:
+                    tl.store(MEAN + rows, mean, mask=row_mask)
+                tl.store(RSTD + rows, rstd, mask=row_mask)
+    else:
+        for blk in range(pid, num_blocks, num_programs):
+            rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
+            row_mask = rows < M
+            rows64 = rows.to(tl.int64)
+            rx = rows64 * stride_x
+            rr = rows64 * stride_res
+            ry = rows64 * stride_y
+            rro = rows64 * stride_ro
+            # Pass 1 over chunks: RMS sums squares; LN merges per-chunk (count, mean, M2) of the shifted
+            # row with Chan's formula.
+            if IS_RMS:
+                sq = tl.zeros([BLOCK_M], dtype=ACC)
+            else:
+                k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
+                cnt_a = tl.zeros([BLOCK_M], dtype=ACC)
+                mean_a = tl.zeros([BLOCK_M], dtype=ACC)
+                m2_a = tl.zeros([BLOCK_M], dtype=ACC)
+            for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
+                ccols = c * BLOCK_N + cols
+                mask = row_mask[:, None] & (ccols < N)[None, :]
+                s = _load_sum(X, RES, RES_OUT, rx[:, None] + ccols[None, :], rr[:, None] + ccols[None, :],
+                              rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC)
+                if IS_RMS:
+                    sq += tl.sum(s * s, axis=1)
+                else:
+                    cnt_b = tl.minimum(N - c * BLOCK_N, BLOCK_N).to(ACC)
+                    d = tl.where(mask, s - k[:, None], 0.0)
+                    mean_b = tl.sum(d, axis=1) / cnt_b
+                    dc = tl.where(mask, d - mean_b[:, None], 0.0)
+                    m2_b = tl.sum(dc * dc, axis=1)
+                    cnt = cnt_a + cnt_b
+                    delta = mean_b - mean_a
+                    mean_a += delta * (cnt_b / cnt)
+                    m2_a += m2_b + delta * delta * (cnt_a * cnt_b / cnt)
+                    cnt_a = cnt
+            if IS_RMS:
+                var = sq / N
+            else:
+                mean = mean_a
+                var = m2_a / N
+            rstd = _rsqrt(var + eps, IS_F64)
+            # Pass 2: re-read the row (from L2; residual_out when fused: one tensor instead of two).
+            # The barrier makes every thread's residual_out stores visible to the threads re-reading them.
+            if HAS_RES:
+                tl.debug_barrier()
+            for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
+                ccols = c * BLOCK_N + cols
+                col_mask = ccols < N
+                mask = row_mask[:, None] & col_mask[None, :]
+                if HAS_RES:
+                    s = tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                else:
+                    s = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                if IS_RMS:
+                    y = s * rstd[:, None]
+                else:
+                    y = ((s - k[:, None]) - mean[:, None]) * rstd[:, None]
+                if HAS_W:
+                    wc = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+                    y = y * wc[None, :]
+                if HAS_B:
+                    y = y + tl.load(B + ccols, mask=col_mask, other=0.0).to(ACC)[None, :]
+                tl.store(Y + ry[:, None] + ccols[None, :], y, mask=mask)
+            if STORE_STATS:
+                if not IS_RMS:
+                    tl.store(MEAN + rows, mean, mask=row_mask)
+                tl.store(RSTD + rows, rstd, mask=row_mask)
 
 
 @triton.jit
@@ -182,7 +202,7 @@ def _norm_bwd_kernel(
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
     HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     DEGENERATE_N: tl.constexpr = 1 if IS_RMS else 2
@@ -201,7 +221,7 @@ def _norm_bwd_kernel(
             dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
         if HAS_B:
             db_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
-        for blk in range(pid, num_blocks, num_programs):
+        for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
             row_mask = rows < M
             rows64 = rows.to(tl.int64)
@@ -221,16 +241,18 @@ def _norm_bwd_kernel(
                 g = dy
             c1 = tl.sum(g * xhat, axis=1) / N
             if IS_RMS:
-                gc = g
                 dx = (g - xhat * c1[:, None]) * rstd[:, None]
             else:
                 c2 = tl.sum(g, axis=1) / N
-                gc = g - c2[:, None]
-                dx = (gc - xhat * c1[:, None]) * rstd[:, None]
-            # With N = 1 (RMS) or N = 2 (LN) the projection above cancels to rounding noise: the exact
-            # gradient is then eps · rstd³ · g_c (1 - x̂² = eps · rstd² in closed form).
+                dx = ((g - c2[:, None]) - xhat * c1[:, None]) * rstd[:, None]
+            # With N = 1 (RMS) or N = 2 (LN) the projection above cancels to rounding noise; the exact
+            # gradient is eps · rstd³ · (g - mean(g)) (from 1 - x̂² = eps · rstd²), and 0 for LN with N = 1.
             if N <= DEGENERATE_N:
-                dx = gc * (eps * rstd * rstd * rstd)[:, None]
+                scale = (eps * rstd * rstd * rstd)[:, None]
+                if IS_RMS:
+                    dx = g * scale
+                else:
+                    dx = tl.where(N == 2, (g - c2[:, None]) * scale, 0.0)
             if HAS_DRES_OUT:
                 dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols[None, :], mask=mask, other=0.0).to(ACC)
             tl.store(DX + rows64[:, None] * stride_dx + cols[None, :], dx, mask=mask)
@@ -259,7 +281,7 @@ def _norm_bwd_kernel(
                 mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
             c1 = tl.zeros([BLOCK_M], dtype=ACC)
             c2 = tl.zeros([BLOCK_M], dtype=ACC)
-            for c in range(num_chunks):
+            for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
                 ccols = c * BLOCK_N + cols
                 col_mask = ccols < N
                 mask = row_mask[:, None] & col_mask[None, :]
@@ -270,8 +292,8 @@ def _norm_bwd_kernel(
                 else:
                     xhat = ((x - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
-                    w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
-                    g = dy * w[None, :]
+                    wc = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+                    g = dy * wc[None, :]
                 else:
                     g = dy
                 c1 += tl.sum(g * xhat, axis=1)
@@ -280,7 +302,9 @@ def _norm_bwd_kernel(
             c1 = c1 / N
             c2 = c2 / N
             not_first = blk != pid
-            for c in range(num_chunks):
+            # The previous block's partial-row stores (other threads') are visible before re-reading them.
+            tl.debug_barrier()
+            for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
                 ccols = c * BLOCK_N + cols
                 col_mask = ccols < N
                 mask = row_mask[:, None] & col_mask[None, :]
@@ -291,14 +315,14 @@ def _norm_bwd_kernel(
                 else:
                     xhat = ((x - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
-                    w = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
-                    g = dy * w[None, :]
+                    wc = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+                    g = dy * wc[None, :]
                 else:
                     g = dy
                 if IS_RMS:
                     dx = (g - xhat * c1[:, None]) * rstd[:, None]
                 else:
-                    dx = (g - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+                    dx = ((g - c2[:, None]) - xhat * c1[:, None]) * rstd[:, None]
                 if HAS_DRES_OUT:
                     dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + ccols[None, :], mask=mask,
                                   other=0.0).to(ACC)
@@ -350,8 +374,63 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     return t2
 
 
-def _kernel(k, traceable: bool):
-    return wrap_triton(k) if traceable else k
+class _Launcher:
+    """Launches one Triton kernel, cheaply on repeat calls.
+
+    ``JITFunction.run`` binds and specializes every argument in Python on each launch, which costs
+    more host time than a small normalization takes on the GPU. Here the first launch of each
+    specialization goes through Triton normally and the returned ``CompiledKernel`` is cached under a
+    key that distinguishes at least everything Triton specializes on (argument dtypes, 16-byte
+    alignment of pointers, integers equal to 1 / divisible by 16 / beyond 32 bits, constexprs, warps,
+    stages, device); later launches call its launcher directly. Inside a traced ``triton_op`` the
+    kernel goes through ``wrap_triton``; under the interpreter through Triton as usual.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.cache: dict = {}
+
+    def __call__(self, grid: tuple[int, ...], args: tuple, meta: dict, num_warps: int, num_stages: int,
+                 traceable: bool) -> None:
+        if traceable:
+            wrap_triton(self.fn)[grid](*args, **meta, num_warps=num_warps, num_stages=num_stages)
+            return
+        if INTERPRETER:
+            self.fn[grid](*args, **meta, num_warps=num_warps, num_stages=num_stages)
+            return
+        device = torch.cuda.current_device()
+        key = (device, num_warps, num_stages, *meta.values(), *[
+            (a.dtype, (a.data_ptr() & 15) == 0) if isinstance(a, torch.Tensor)
+            else (a == 1, (a & 15) == 0, -(2**31) <= a < 2**31) if isinstance(a, int)
+            else None
+            for a in args
+        ])
+        compiled = self.cache.get(key)
+        if compiled is None:
+            names = self.fn.arg_names
+            if tuple(names[len(args):]) != tuple(meta):
+                raise RuntimeError(f"constexprs of {self.fn.__name__} must follow the runtime arguments in order")
+            self.cache[key] = self.fn[grid](*args, **meta, num_warps=num_warps, num_stages=num_stages)
+            return
+        stream = torch._C._cuda_getCurrentRawStream(device)
+        full = (*args, *meta.values())
+        enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+        if _no_hooks(enter) and _no_hooks(leave):
+            enter = leave = metadata = None
+        else:
+            metadata = compiled.launch_metadata(grid, stream, *full)
+        compiled.run(grid[0], 1, 1, stream, compiled.function, compiled.packed_metadata, metadata, enter, leave,
+                     *full)
+
+
+def _no_hooks(hook) -> bool:
+    """Triton's launch hooks are a chain that may be empty (then nothing needs the launch metadata)."""
+    return hook is None or (isinstance(hook, knobs.HookChain) and not hook.calls)
+
+
+_fwd = _Launcher(_norm_fwd_kernel)
+_bwd = _Launcher(_norm_bwd_kernel)
+_sum_partials = _Launcher(_sum_partials_kernel)
 
 
 def norm_fwd(
@@ -376,29 +455,32 @@ def norm_fwd(
     ``config`` overrides the launch heuristic (tests and tuning).
     """
     m, n = x2d.shape
+    dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
-    cfg = config or norm_fwd_config(n, x2d.element_size())
-    y = torch.empty((m, n), dtype=x2d.dtype, device=x2d.device)
+    cfg = config or norm_fwd_config(n, x2d.element_size(), device_index(x2d))
+    y = torch.empty((m, n), dtype=x2d.dtype, device=dev)
     res_out = None
     if res2d is not None:
-        res_out = torch.empty((m, n), dtype=residual_dtype or x2d.dtype, device=x2d.device)
-    stat_dtype = torch.float64 if is_f64 else torch.float32
+        res_out = torch.empty((m, n), dtype=residual_dtype or x2d.dtype, device=dev)
     mean = rstd = None
     if store_stats:
-        rstd = torch.empty((m,), dtype=stat_dtype, device=x2d.device)
+        stat_dtype = torch.float64 if is_f64 else torch.float32
+        rstd = torch.empty((m,), dtype=stat_dtype, device=dev)
         if not is_rms:
-            mean = torch.empty((m,), dtype=stat_dtype, device=x2d.device)
-    grid = (triton.cdiv(m, cfg.block_m),)
-    _kernel(_norm_fwd_kernel, traceable)[grid](
+            mean = torch.empty((m,), dtype=stat_dtype, device=dev)
+    num_blocks = -(-m // cfg.block_m)
+    grid = (min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
+    _fwd(grid, (
         x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
-        m, n, triton.cdiv(n, cfg.block_n),
+        m, n, -(-n // cfg.block_n),
         x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n,
         eps, weight_offset,
-        IS_RMS=is_rms, HAS_W=weight is not None, HAS_B=bias is not None, HAS_RES=res2d is not None,
-        STORE_STATS=store_stats, IS_F64=is_f64, CHUNKED=cfg.chunked,
-        BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-    )
+    ), {
+        "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
+        "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
+        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "NUM_STAGES": cfg.num_stages,
+    }, cfg.num_warps, cfg.num_stages, traceable)
     return y, res_out, mean, rstd
 
 
@@ -433,31 +515,31 @@ def norm_bwd(
     acc_dtype = torch.float64 if is_f64 else torch.float32
     dx = torch.empty((m, n), dtype=x_dtype, device=dev)
     dres = torch.empty((m, n), dtype=dres_dtype, device=dev) if dres_dtype is not None else None
-    num_blocks = triton.cdiv(m, cfg.block_m)
-    g = max(1, min(num_blocks, cfg.programs))
+    g = max(1, min(-(-m // cfg.block_m), cfg.programs))
     has_w = weight is not None
     dw_part = torch.empty((g, n), dtype=acc_dtype, device=dev) if has_w else None
     db_part = torch.empty((g, n), dtype=acc_dtype, device=dev) if has_bias else None
-    _kernel(_norm_bwd_kernel, traceable)[(g,)](
+    _bwd((g,), (
         dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
         dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres,
         dx if dw_part is None else dw_part, dx if db_part is None else db_part,
-        m, n, triton.cdiv(n, cfg.block_n),
+        m, n, -(-n // cfg.block_n),
         dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n,
         eps, weight_offset,
-        IS_RMS=is_rms, HAS_W=has_w, HAS_B=has_bias, HAS_DRES_OUT=dres_out2d is not None,
-        HAS_DRES=dres is not None, IS_F64=is_f64, CHUNKED=cfg.chunked,
-        BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-    )
+    ), {
+        "IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
+        "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
+        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "NUM_STAGES": cfg.num_stages,
+    }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
         dw = torch.empty((n,), dtype=weight.dtype, device=dev) if has_w else None
         db = torch.empty((n,), dtype=bias_dtype or x_dtype, device=dev) if has_bias else None
         pcfg = norm_partial_sum_config(n, g)
-        _kernel(_sum_partials_kernel, traceable)[(triton.cdiv(n, pcfg.block_c),)](
+        _sum_partials((-(-n // pcfg.block_c),), (
             dx if dw_part is None else dw_part, dx if db_part is None else db_part,
             dx if dw is None else dw, dx if db is None else db, g, n,
-            HAS_W=has_w, HAS_B=has_bias, IS_F64=is_f64,
-            BLOCK_G=pcfg.block_g, BLOCK_C=pcfg.block_c, num_warps=pcfg.num_warps,
-        )
+        ), {
+            "HAS_W": has_w, "HAS_B": has_bias, "IS_F64": is_f64, "BLOCK_G": pcfg.block_g, "BLOCK_C": pcfg.block_c,
+        }, pcfg.num_warps, 1, traceable)
     return dx, dres, dw, db
