@@ -156,9 +156,6 @@ def test_report_exit_status_on_failure(tiny_battery, tmp_path, monkeypatch):
 def test_module_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "fastnorm", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "check" in out.stdout and "report" in out.stdout
-    out = subprocess.run([sys.executable, "-m", "fastnorm.bench", "--help"], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0 and "batchnorm" in out.stdout
 
 
 def _norm_doc(suite, impl_speeds):
