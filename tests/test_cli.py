@@ -233,6 +233,7 @@ def test_report_assembles_earlier_results_with_reuse(tiny_battery, tmp_path, mon
     text = (tmp_path / "report.md").read_text()
     assert "- Device: NVIDIA H200 (132 SMs" in text and "**4 passed, 0 failed**" in text
     assert "| LN fwd" in text and "(an earlier run, reused)" in text
+    assert "--skip-check --reuse` " in text and "earlier runs in the same directory: `layernorm.json`" in text
     # without --reuse, nothing earlier is shown
     report.main(str(tmp_path), quick=True, suites=["none"], skip_check=True)
     assert "LN fwd" not in (tmp_path / "report.md").read_text()

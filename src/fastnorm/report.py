@@ -196,7 +196,10 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
               + (f" (git {env['git_commit']})" if env.get("git_commit") else "")
               + f", torch {env['torch']}, triton {env['triton']}, numpy {env['numpy']}, Python {env['python']}",
               "- Peers: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in env["peers"].items()),
-              f"- Command: `{command}` ({'quick' if quick else 'full'}; {elapsed_s / 60:.1f} min)", ""]
+              f"- Command: `{command}` ({'quick' if quick else 'full'}; {elapsed_s / 60:.1f} min)"
+              + ("; with results of earlier runs in the same directory: "
+                 + ", ".join(f"`{r['json']}`" for r in results if r.get("reused")) if any(
+                     r.get("reused") for r in results) else ""), ""]
 
     if gpu:
         docs = {r["suite"]: r["doc"] for r in results if "doc" in r}
@@ -284,7 +287,9 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
     if unknown:
         print(f"fastnorm report: unknown suite(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
-    command = "fastnorm report --out " + str(out) + (" --quick" if quick else "")
+    command = "fastnorm report --out " + str(out) + (" --quick" if quick else "") + (
+        f" --suites {','.join(suites)}" if suites else "") + (" --skip-check" if skip_check else "") + (
+        " --reuse" if reuse else "")
 
     results: list[dict] = []
     if gpu and "syncbn" in wanted:
