@@ -240,6 +240,9 @@ def run(args: argparse.Namespace) -> dict:
     print(f"BatchNorm: {env['device_name']} · copy bandwidth {copy['gbps']:.0f} GB/s · {timer.describe()}", flush=True)
 
     impls, unavailable = [], {}
+    if args.compile == "none" and "compile" in impl_names:
+        impl_names = [n for n in impl_names if n != "compile"]
+        unavailable["compile"] = "not measured (--compile none)"
     for name in impl_names:
         reason = IMPL_CLASSES[name].available()
         if reason:

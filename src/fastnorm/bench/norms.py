@@ -306,6 +306,9 @@ def run(args: argparse.Namespace) -> dict:
           flush=True)
 
     impls, unavailable = [], {}
+    if args.compile == "none" and "compile" in impl_names:
+        impl_names = [n for n in impl_names if n != "compile"]
+        unavailable["compile"] = "not measured (--compile none)"
     for name in impl_names:
         impl = IMPL_CLASSES[name]()
         reason = impl.available(op)
