@@ -466,8 +466,11 @@ def markdown(doc: dict, heading_level: int = 3) -> str:
     """The suite's tables (one per dtype and direction) as Markdown, with the plots linked."""
     h = "#" * heading_level
     lines = [f"{h} {doc['title']}" + (" (fused residual)" if doc["settings"].get("residual") else ""), ""]
-    lines.append(f"Copy bandwidth {doc['copy']['gbps']:.0f} GB/s; x of shape (rows, N); cells are GB/s on the "
-                 "fewest bytes and % of copy; the last column is fastnorm's speed-up over the fastest peer.")
+    lines.append(f"Copy bandwidth {doc['copy']['gbps']:.0f} GB/s; x of shape (rows, N), weight in x's dtype; cells "
+                 "are GB/s on the fewest bytes and % of copy; the last column is fastnorm's speed-up over the fastest "
+                 "peer. Forward = the training forward (inputs require grad, statistics saved); backward = "
+                 "`torch.autograd.grad` of the parameters and x after one forward, the same for every "
+                 "implementation.")
     for name, reason in doc.get("unavailable", {}).items():
         lines.append(f"- {name}: not available ({reason})")
     lines += [f"- {n}" for n in doc.get("notes", [])]
