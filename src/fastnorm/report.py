@@ -240,9 +240,9 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
             lines += [f"- **{r['suite']}**: {r['problem']}" + (" — partial results below." if "doc" in r else "."), ""]
         if "doc" in r:
             name = r["json"]
-            lines += [_suite_markdown(r["suite"], r["doc"], out_dir, name), f"Raw data: [{name}]({name}); "
-                      f"run time {r['elapsed_s']:.0f} s" + (" (an earlier run, reused)." if r.get("reused") else "."),
-                      ""]
+            when = f"; run time {r['elapsed_s']:.0f} s" if r.get("elapsed_s") else ""
+            lines += [_suite_markdown(r["suite"], r["doc"], out_dir, name), f"Raw data: [{name}]({name}){when}"
+                      + (" (an earlier run, reused)." if r.get("reused") else "."), ""]
     return "\n".join(lines)
 
 
@@ -351,9 +351,11 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
         else:
             state = r.get("problem") or f"done in {r.get('elapsed_s', 0):.0f} s"
             print(f"  ran: {r['suite']} benchmark — {state}")
-    if not gpu:
+    if not gpu and not measured:
         print("  not run: benchmarks (no CUDA GPU; they measure GPU memory bandwidth)")
         print(f"  {committed_report_line()}")
+    elif not gpu:
+        print("  no benchmark ran here (no CUDA GPU): the report shows the earlier results reused above")
     failed = rows is not None and not all(r.passed for r in rows)
     missing = [r for r in results if "doc" not in r and r["suite"] in wanted and r["suite"] != "syncbn"]
     return 1 if failed or missing else 0
