@@ -88,7 +88,10 @@ def run_suite(suite: str, out: Path, quick: bool) -> dict:
     try:
         proc.wait(timeout=budget + GRACE_S)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # it ended just now
+            pass
         proc.wait()
         result["problem"] = f"killed after {budget + GRACE_S:g} s (budget {budget:g} s + {GRACE_S:g} s grace)"
     result["returncode"] = proc.returncode
