@@ -387,12 +387,21 @@ def small_plans(monkeypatch):
     config.batch_norm_plan.cache_clear()
 
 
-@pytest.mark.parametrize("shape,cl,lag", [((5, 6, 3, 7), False, 1), ((5, 6, 3, 7), True, 2), ((17, 10), False, 3)])
-def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, device):
+@pytest.mark.parametrize("shape,cl,lag,fused,row_lanes", [
+    ((5, 6, 3, 7), False, 1, True, 2048),  # NCHW row layout (lanes padded to 32), one launch
+    ((5, 6, 3, 7), True, 2, False, 2048),  # channels-last, two launches
+    ((17, 10), False, 3, True, 2048),  # (N, C) rows
+    ((4, 6, 3, 7), False, 1, False, 4),  # NCHW with a division per element (S above the row limit)
+    ((4, 6, 3, 7), False, 2, True, 4),
+])
+def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, fused, row_lanes, device):
     monkeypatch.setattr(config, "BN_LAG", lag)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", fused)
+    monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
     x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
     xv = K.view(x.detach())
-    plan = config.batch_norm_plan(xv.flat, xv.c, xv.v, 4, "fused", "fwd")
+    assert (xv.l > 0) == (not xv.flat and row_lanes > 4)
+    plan = K._plan(xv, 4, "fused", "fwd")
     assert plan.groups > 1 and plan.nsub > 1 and plan.split > plan.msub
     _check_bn(x, w, b, rm, rv, training=True, activation="relu")
     _check_bn(x, w, b, rm, rv, training=False)

@@ -84,14 +84,28 @@ def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
 
 
 @triton.jit
-def _tile_offsets(c, v, sn, sc, ss, S: tl.constexpr, FLAT: tl.constexpr):
+def _tile_offsets(c, v, sn, sc, ss, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr):
     """Element offsets of the [CB, BS] tile of channels ``c`` and inner indices ``v``."""
     if FLAT:
         return v[None, :] * ss + c[:, None]
+    elif L > 0:
+        # rows of L (a power of two >= S) lanes per image: v = n·L + s, lanes s >= S are padding
+        n = v // L
+        s = v % L
+        return n[None, :] * sn + c[:, None] * sc + s[None, :]
     else:
         n = v // S
         s = v - n * S
         return n[None, :] * sn + c[:, None] * sc + s[None, :]
+
+
+@triton.jit
+def _lanes_ok(v, S: tl.constexpr, L: tl.constexpr):
+    """Which inner indices are real elements (all but the padding lanes of the row layout)."""
+    if L > S:
+        return (v % L) < S
+    else:
+        return v == v
 
 
 @triton.jit
@@ -108,16 +122,17 @@ def _channel_shift(x_ptr, c, cmask, sc, ACC: tl.constexpr):
 
 
 @triton.jit
-def _tile_two_pass(xv, m, nt, CB: tl.constexpr, ACC: tl.constexpr):
+def _tile_two_pass(xv, m, ACC: tl.constexpr):
     """(count, mean, M2) per row of a masked tile: mean first, then squared deviations from it."""
-    mt = tl.sum(tl.where(m, xv, 0.0), 1) / nt
+    nt = tl.sum(m.to(ACC), 1)
+    mt = tl.sum(tl.where(m, xv, 0.0), 1) / tl.maximum(nt, 1.0)
     d = tl.where(m, xv - mt[:, None], 0.0)
-    return tl.zeros([CB], ACC) + nt, mt, tl.sum(d * d, 1)
+    return nt, mt, tl.sum(d * d, 1)
 
 
 @triton.jit
 def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX: tl.constexpr, S: tl.constexpr,
-                FLAT: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, ACC: tl.constexpr):
+                FLAT: tl.constexpr, L: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, ACC: tl.constexpr):
     """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1).
 
     Full tiles update a Welford state per lane (every lane sees the same count, so the update factor
@@ -129,26 +144,29 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX: tl.constexpr
     nfull = (v1 - v0) // BS
     mean_l = tl.zeros([CB, BS], ACC)
     m2_l = tl.zeros([CB, BS], ACC)
+    lm = cmask[:, None] & _lanes_ok(ar, S, L)[None, :]  # the same lanes are padding in every tile
     for t in range(0, nfull):
         v = v0 + t * BS + ar
-        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
-        xv = tl.load(x_ptr + off, mask=cmask[:, None], other=0.0).to(ACC) - shift[:, None]
+        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT, L)
+        xv = tl.load(x_ptr + off, mask=lm, other=0.0).to(ACC) - shift[:, None]
         rk = 1.0 / tl.cast(t + 1, ACC)
         d = xv - mean_l
         mean_l += d * rk
         m2_l += d * (xv - mean_l)
     kf = tl.cast(nfull, ACC)
-    mean = tl.sum(mean_l, 1) / BS
-    dm = mean_l - mean[:, None]
-    m2 = tl.sum(m2_l, 1) + kf * tl.sum(dm * dm, 1)
-    cnt = tl.zeros([CB], ACC) + kf * BS
+    lw = _lanes_ok(ar, S, L).to(ACC)
+    nl = tl.sum(lw, 0)
+    mean = tl.sum(mean_l * lw[None, :], 1) / nl
+    dm = (mean_l - mean[:, None]) * lw[None, :]
+    m2 = tl.sum(m2_l * lw[None, :], 1) + kf * tl.sum(dm * dm, 1)
+    cnt = tl.zeros([CB], ACC) + kf * nl
     vs = v0 + nfull * BS
     if vs < v1:
         v = vs + ar
-        m = cmask[:, None] & (v < v1)[None, :]
-        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
+        m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
+        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT, L)
         xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - shift[:, None]
-        tn, tm, tq = _tile_two_pass(xv, m, (v1 - vs).to(ACC), CB, ACC)
+        tn, tm, tq = _tile_two_pass(xv, m, ACC)
         cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
     return cnt, mean, m2
 
@@ -261,14 +279,14 @@ def _load_param(p_ptr, c, cmask, HAS: tl.constexpr, default: tl.constexpr, ACC: 
 
 @triton.jit
 def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, sn, sc, ss,
-                 IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, BS: tl.constexpr, HAS_Z: tl.constexpr,
-                 RELU: tl.constexpr, ACC: tl.constexpr):
+                 IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, BS: tl.constexpr,
+                 HAS_Z: tl.constexpr, RELU: tl.constexpr, ACC: tl.constexpr):
     """y = act(((x - shift) - mrel)·scale + beta + z) over channels ``c`` and inner range [v0, v1)."""
     ar = tl.arange(0, BS).to(IDX)
     for vs in range(v0, v1, BS):
         v = vs + ar
-        m = cmask[:, None] & (v < v1)[None, :]
-        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
+        m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
+        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT, L)
         xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
         yv = ((xv - shift[:, None]) - mrel[:, None]) * scale[:, None] + beta[:, None]
         if HAS_Z:
@@ -287,12 +305,14 @@ def _bn_fwd_fused_kernel(
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     sn, sc, ss,
     mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
-    S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
-    STATS_ONLY: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
+    MODE: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
     RELU: tl.constexpr, FIX_GAMMA: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
 ):
-    """Training forward (statistics + merge + running update + normalize) or, STATS_ONLY, the statistics.
+    """MODE 0: fused training forward (statistics + merge + running update + normalize, one launch);
+    MODE 1: the statistics only, out_a/out_b = mean, M2 (SyncBN's local_stats); MODE 2: the first launch
+    of the two-launch training forward (statistics, saved (shift, mean_rel, invstd), running update).
 
     Partials: part_ptr[3, C, SPLIT] (count, mean, M2 of x - K per item), then part_ptr[3, C, NSUB] at
     offset 3·C·SPLIT (per sub-group of MSUB chunks). sync_ptr (int32, zeroed): [queue, sub-group
@@ -302,13 +322,14 @@ def _bn_fwd_fused_kernel(
     """
     K = NCB_G * SPLIT
     NCB = G * NCB_G
-    if STATS_ONLY:
+    STATS_ONLY: tl.constexpr = MODE == 1
+    if MODE == 0:
+        t = tl.atomic_add(sync_ptr, 1)
+        kind, g, i = _schedule(t, G, K, LAG)
+    else:
         kind = _STATS
         g = tl.program_id(0) // K
         i = tl.program_id(0) % K
-    else:
-        t = tl.atomic_add(sync_ptr, 1)
-        kind, g, i = _schedule(t, G, K, LAG)
     cb, j = _decode_item(i, g * NCB_G, SPLIT, NCB_G)
     c = cb * CB + tl.arange(0, CB)
     cmask = c < C
@@ -321,7 +342,7 @@ def _bn_fwd_fused_kernel(
     ready_ptr = grp_ptr + G
     if kind == _STATS:
         shift = _channel_shift(x_ptr, c, cmask, sc, ACC)
-        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX, S, FLAT, CB, BS, ACC)
+        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX, S, FLAT, L, CB, BS, ACC)
         p = part_ptr + c * SPLIT + j
         tl.store(p, cnt, mask=cmask)
         tl.store(p + C * SPLIT, mean, mask=cmask)
@@ -361,9 +382,10 @@ def _bn_fwd_fused_kernel(
                                  mask=cmask)
                         tl.store(rv_ptr + c, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty),
                                  mask=cmask)
-                    if _arrive(grp_ptr + g, NCB_G):
-                        tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
-    else:
+                    if MODE == 0:
+                        if _arrive(grp_ptr + g, NCB_G):
+                            tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+    elif MODE == 0:
         _wait_ready(ready_ptr + g)
         shift = tl.load(out_a_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         mrel = tl.load(out_b_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
@@ -374,7 +396,7 @@ def _bn_fwd_fused_kernel(
             scale = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
         beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
         _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, sn, sc, ss,
-                     IDX, S, FLAT, BS, HAS_Z, RELU, ACC)
+                     IDX, S, FLAT, L, BS, HAS_Z, RELU, ACC)
 
 
 @triton.jit
@@ -384,7 +406,7 @@ def _bn_apply_kernel(
     save_mean_ptr, save_rstd_ptr,
     C, V, VPI, SPLIT,
     sn, sc, ss, eps_hi, eps_lo,
-    S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr,
     HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr,
     HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, FIX_GAMMA: tl.constexpr,
@@ -418,7 +440,7 @@ def _bn_apply_kernel(
     v0 = j.to(IDX) * VPI
     v1 = tl.minimum(v0 + VPI, V)
     _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, sn, sc, ss,
-                 IDX, S, FLAT, BS, HAS_Z, RELU, ACC)
+                 IDX, S, FLAT, L, BS, HAS_Z, RELU, ACC)
 
 
 # ---------------------------------------------------------------------------------------------- backward
@@ -436,8 +458,8 @@ def _masked_grad(dy_ptr, y_ptr, off, m, RELU: tl.constexpr, ACC: tl.constexpr):
 
 @triton.jit
 def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
-               sn, sc, ss, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, CB: tl.constexpr,
-               BS: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr, DX: tl.constexpr,
+               sn, sc, ss, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr,
+               CB: tl.constexpr, BS: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr, DX: tl.constexpr,
                DX_TRAIN: tl.constexpr, DZ: tl.constexpr, ACC: tl.constexpr):
     """Over channels ``c`` and inner range [v0, v1): with SUMS, return (Σg, Σg·x̂); with DX, write
     dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ."""
@@ -447,8 +469,8 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     sgx = tl.zeros([CB, BS], ACC)
     for vs in range(v0, v1, BS):
         v = vs + ar
-        m = cmask[:, None] & (v < v1)[None, :]
-        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT)
+        m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
+        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT, L)
         g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC)
         if NEED_X:
             xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
@@ -475,7 +497,7 @@ def _bn_bwd_fused_kernel(
     part_ptr, sync_ptr,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     sn, sc, ss, cnt_hi, cnt_lo, eps_hi, eps_lo,
-    S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr,  # 0: training (sums, then dx), 1: sums only, 2: frozen (dx and sums in one pass)
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
@@ -524,10 +546,10 @@ def _bn_bwd_fused_kernel(
     if kind == _STATS:
         if MODE == 2:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, True, True, False, DZ, ACC)
+                                 v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, True, True, False, DZ, ACC)
         else:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, True, False, False, False, ACC)
+                                 v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, True, False, False, False, ACC)
         p = part_ptr + c * SPLIT + j
         tl.store(p, sg, mask=cmask)
         tl.store(p + C * SPLIT, sgx, mask=cmask)
@@ -552,7 +574,7 @@ def _bn_bwd_fused_kernel(
                 if MODE == 0:
                     if _arrive(grp_ptr + g, NCB_G):
                         tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
-    else:
+    elif MODE == 0:
         _wait_ready(ready_ptr + g)
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0, cache_modifier=".cg")
@@ -560,7 +582,7 @@ def _bn_bwd_fused_kernel(
         k2 = -k1 * (fa / count)
         k3 = -k1 * (fb / count)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3,
-                   v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, False, True, True, DZ, ACC)
+                   v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, False, True, True, DZ, ACC)
 
 
 @triton.jit
@@ -569,7 +591,7 @@ def _bn_bwd_dx_kernel(
     mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr,
     C, V, VPI, SPLIT,
     sn, sc, ss, cnt_hi, cnt_lo, eps_hi, eps_lo,
-    S: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
@@ -607,10 +629,10 @@ def _bn_bwd_dx_kernel(
         k2 = -k1 * (fa / n)
         k3 = -k1 * (fb / n)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, mean, mrel, rstd, k1, k2, k3,
-                   v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, False, True, True, DZ, ACC)
+                   v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, False, True, True, DZ, ACC)
     else:
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, rstd, rstd, rstd, k1, k1, k1,
-                   v0, v1, sn, sc, ss, IDX, S, FLAT, CB, BS, RELU, False, True, False, DZ, ACC)
+                   v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, False, True, False, DZ, ACC)
 
 
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
@@ -680,11 +702,13 @@ class View(NamedTuple):
     x: torch.Tensor  # the tensor the kernels read: the input itself, or its one documented copy
     flat: bool  # rows of C (channels-last, or no spatial extent) vs NCHW-contiguous
     c: int
-    v: int  # inner indices per channel: N·S
+    v: int  # inner indices per channel: N·S, or N·L in the row layout
     s: int  # spatial size S (1 when flat)
     sn: int
     sc: int
     ss: int
+    l: int  # NCHW row layout: lanes per image (a power of two >= S), 0 otherwise
+    count: int  # values per channel, N·S
 
 
 def _same_layout(t: torch.Tensor, ref: torch.Tensor) -> bool:
@@ -709,8 +733,11 @@ def view(x: torch.Tensor) -> View:
     if not (s > 1 and x.is_contiguous()) and not x.permute(perm).is_contiguous():
         x = x.contiguous()
     if s > 1 and x.is_contiguous():
-        return View(x, False, c, n * s, s, c * s, s, 1)
-    return View(x, True, c, n * s, 1, 0, 1, c)
+        lanes = triton.next_power_of_2(s)
+        if lanes <= config.BN_ROW_LANES_MAX:  # row layout: no per-element division
+            return View(x, False, c, n * lanes, s, c * s, s, 1, lanes, n * s)
+        return View(x, False, c, n * s, s, c * s, s, 1, 0, n * s)
+    return View(x, True, c, n * s, 1, 0, 1, c, 0, n * s)
 
 
 def _acc(dtype: torch.dtype) -> torch.dtype:
@@ -739,8 +766,12 @@ def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
 
 
 def _geom(xv: View, plan: config.BatchNormPlan) -> dict:
-    return dict(S=xv.s, FLAT=xv.flat, IDX=_idx(xv, plan.bs, plan.cb), CB=plan.cb, BS=plan.bs,
+    return dict(S=xv.s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.bs, plan.cb), CB=plan.cb, BS=plan.bs,
                 num_warps=plan.num_warps)
+
+
+def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.BatchNormPlan:
+    return config.batch_norm_plan(xv.flat, xv.c, xv.v, reread_bytes, kind, direction, _sms(xv), xv.l)
 
 
 def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, running_var, nbt,
@@ -749,7 +780,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     running statistics in place when given (momentum None: factor 1/nbt read on device)."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "fused", "fwd", _sms(xv))
+    plan = _plan(xv, xv.x.element_size(), "fused", "fwd")
     dev = xv.x.device
     shift = torch.empty(c, dtype=acc, device=dev)
     mrel = torch.empty(c, dtype=acc, device=dev)
@@ -760,14 +791,18 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     update = running_mean is not None
     mh, ml = _hilo(0.0 if momentum is None else momentum)
     eh, el = _hilo(eps)
-    ch, cl = _hilo(float(v))
-    _bn_fwd_fused_kernel[(2 * plan.groups * k,)](
+    ch, cl = _hilo(float(xv.count))
+    fused = config.BN_TRAIN_FUSED
+    _bn_fwd_fused_kernel[((2 if fused else 1) * plan.groups * k,)](
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         xv.sn, xv.sc, xv.ss, mh, ml, eh, el, ch, cl,
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, STATS_ONLY=False,
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
         FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, **_geom(xv, plan))
+    if not fused:
+        apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
+              save=False)
     return shift, mrel, rstd
 
 
@@ -775,7 +810,7 @@ def stats(xv: View) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-channel (mean, M2) of x in the accumulation dtype (one launch, merged on device)."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "stream", "fwd", _sms(xv))
+    plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
     dev = xv.x.device
     mean = torch.empty(c, dtype=acc, device=dev)
     m2 = torch.empty(c, dtype=acc, device=dev)
@@ -785,7 +820,7 @@ def stats(xv: View) -> tuple[torch.Tensor, torch.Tensor]:
         xv.x, xv.x, None, None, None, mean, m2, m2, None, None, None, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         xv.sn, xv.sc, xv.ss, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0,
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, STATS_ONLY=True,
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=1,
         HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
         MOMENTUM_NONE=False, **_geom(xv, plan))
     return mean, m2
@@ -797,7 +832,7 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     With ``save`` returns (mean, invstd) copies in the accumulation dtype for the backward."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = config.batch_norm_plan(xv.flat, c, v, xv.x.element_size(), "stream", "fwd", _sms(xv))
+    plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
     ncb = -(-c // plan.cb)
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
@@ -816,18 +851,24 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx, one launch), "sums" (sums
     only) or "frozen" (dx = w·invstd·g and the sums in one pass). Writes dx/dz/dw/db when given; returns
     the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂)."""
+    if mode == "train" and not config.BN_TRAIN_FUSED:
+        sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
+                        fix_gamma=fix_gamma, relu=relu, dw=dw, db=db)
+        backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
+                    eps=eps, fix_gamma=fix_gamma, relu=relu)
+        return sums
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
     kind = "fused" if mode == "train" else "stream"
-    plan = config.batch_norm_plan(xv.flat, c, v, streams, kind, "bwd", _sms(xv))
+    plan = _plan(xv, streams, kind, "bwd")
     dev = xv.x.device
     sums = torch.empty(2 * c, dtype=acc, device=dev)
     part = torch.empty(2 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split
     grid = (2 if mode == "train" else 1) * plan.groups * k
-    ch, cl = _hilo(float(v))
+    ch, cl = _hilo(float(xv.count))
     eh, el = _hilo(eps)
     _bn_bwd_fused_kernel[(grid,)](
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync,
@@ -845,7 +886,7 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     device scalar tensor), or frozen dx = w·invstd·g."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = config.batch_norm_plan(xv.flat, c, v, 1, "stream", "bwd", _sms(xv))
+    plan = _plan(xv, 1, "stream", "bwd")
     ncb = -(-c // plan.cb)
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))

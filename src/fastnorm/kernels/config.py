@@ -155,6 +155,11 @@ BN_NCHW_MAX_CB = 16
 #: Items per multiprocessor aimed at (items shrink for small tensors), and warps per 4096-element tile.
 BN_ITEMS_PER_SM = 16
 BN_WARPS = 8
+#: NCHW inputs with S <= this many (padded to a power of two) lanes per image use the row layout
+#: (index = n·L + s: shifts and masks instead of a division per element).
+BN_ROW_LANES_MAX = 2048
+#: Training forward/backward in one launch (ticket queue, L2-resident second read) or in two.
+BN_TRAIN_FUSED = True
 #: Bytes of re-read input per group of the fused kernels, and the schedule lag (in groups).
 BN_GROUP_BYTES = 8 << 20
 BN_LAG = 1
@@ -176,14 +181,14 @@ def _cdiv(a: int, b: int) -> int:
 
 @functools.cache
 def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, direction: str,
-                    sms: int = 4) -> BatchNormPlan:
+                    sms: int = 4, lanes: int = 0) -> BatchNormPlan:
     """Plan for ``c`` channels of ``v`` inner indices each on a device of ``sms`` multiprocessors.
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``:
     bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused"
     (training, two item kinds) or "stream" (one pass); ``direction``: "fwd" or "bwd". Items shrink (down
     to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor, so that small tensors still
-    fill the device.
+    fill the device. ``lanes``: the NCHW row layout's lanes per image (tiles hold whole rows), or 0.
     """
     tile = BN_TILE[direction]
     total = c * max(v, 1)
@@ -191,8 +196,8 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     if flat:
         cb = min(_next_pow2(c), BN_CL_CB)
     else:
-        cb = min(_next_pow2(c), BN_NCHW_MAX_CB, _prev_pow2(max(1, item // max(1, v))))
-    bs = max(1, tile // cb)
+        cb = min(_next_pow2(c), BN_NCHW_MAX_CB, _prev_pow2(max(1, item // max(1, v))), max(1, tile // max(1, lanes)))
+    bs = max(1, tile // cb, lanes)
     split = _cdiv(max(v, 1), max(bs, item // cb))
     split = min(split, BN_MAX_SPLIT)
     vpi = _cdiv(_cdiv(max(v, 1), split), bs) * bs
