@@ -2,18 +2,20 @@
 
 Each test launches 2 ranks (this file run as a script), with ``TRITON_INTERPRET`` set explicitly in their
 environment ("1": fastnorm's Triton kernels through the interpreter; "0": PyTorch's CPU implementation).
-Every rank trains two models for 3 SGD steps on its half of a global batch of 8, then checks them against a
-single-process reference it computes itself (no collectives involved):
+Every rank trains two models for 3 SGD steps on its share (4 samples) of a global batch, then checks them
+against a single-process reference it computes itself (no collectives involved):
 
 * ``sync``: Conv → SyncBatchNorm(relu) → Conv → SyncBatchNorm(+z) → LayerNorm → RMSNorm → Linear.
-  DDP + SyncBatchNorm over the two halves is one model on the whole batch: every rank's loss average, every
-  parameter after every step and the running statistics equal a single process training on all 8 samples
+  DDP + SyncBatchNorm over the shares is one model on the whole batch: every rank's loss average, every
+  parameter after every step and the running statistics equal a single process training on all samples
   with fastnorm's BatchNorm2d in place of SyncBatchNorm; running statistics are bitwise the same on both
   ranks.
 * ``local``: Conv → BatchNorm2d → FrozenBatchNorm2d → Conv → BatchNorm2d(momentum=None) → LayerNorm → Linear.
-  Each rank normalizes its half with its own statistics, DDP averages the gradients and broadcasts rank 0's
-  buffers: the reference runs the same parameters on each half with its own buffers (``functional_call``),
-  averages the losses, keeps half 0's buffers — and parameters, losses and rank 0's buffers match.
+  Each rank normalizes its share with its own statistics, DDP averages the gradients and broadcasts rank 0's
+  buffers: the reference runs the same parameters on each share with its own buffers (``functional_call``),
+  averages the losses, keeps share 0's buffers — and parameters, losses and rank 0's buffers match.
+
+``run_scenario`` also runs on CUDA over NCCL: ``benchmarks/scripts/gpu_ddp.py`` (torchrun, several GPUs).
 
 Parameters are bitwise identical on both ranks after every step (DDP's contract), checked too.
 """
@@ -91,7 +93,7 @@ def test_ddp_two_ranks_torch_path(tmp_path):
 # ====================================================================================== rank side
 
 STEPS = 3
-GLOBAL_BATCH = 8
+PER_RANK = 4
 LR = 0.1
 
 
@@ -155,13 +157,13 @@ def _models(kind: str):
     return model, ref
 
 
-def _data(step):
+def _data(step, world, device):
     import torch
 
     g = torch.Generator().manual_seed(100 + step)
-    x = torch.randn(GLOBAL_BATCH, 3, 4, 4, generator=g) * 1.5 + 0.5
-    t = torch.randn(GLOBAL_BATCH, 3, generator=g)
-    return x, t
+    x = torch.randn(PER_RANK * world, 3, 4, 4, generator=g) * 1.5 + 0.5
+    t = torch.randn(PER_RANK * world, 3, generator=g)
+    return x.to(device), t.to(device)
 
 
 def _rel(a, b) -> float:
@@ -170,7 +172,8 @@ def _rel(a, b) -> float:
     return float((a - b).abs().max()) / max(float(b.abs().max()), 1e-30) if a.numel() else 0.0
 
 
-def run_scenario(kind: str, dist, rank: int, failures: list[str]) -> None:
+def run_scenario(kind: str, dist, rank: int, failures: list[str], device: str = "cpu") -> None:
+    """One scenario on this rank (any world size; ``device`` "cpu" over gloo or "cuda:<local rank>" over NCCL)."""
     import torch
     from torch.func import functional_call
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -179,21 +182,22 @@ def run_scenario(kind: str, dist, rank: int, failures: list[str]) -> None:
         if not ok:
             failures.append(f"{kind}: {what} {detail}".rstrip())
 
+    world = dist.get_world_size()
     model, ref = _models(kind)
-    ddp = DDP(model, broadcast_buffers=True)
+    model, ref = model.to(device), ref.to(device)
+    ddp = DDP(model, broadcast_buffers=True, device_ids=[torch.device(device).index] if device != "cpu" else None)
     opt = torch.optim.SGD(ddp.parameters(), lr=LR)
     ref_opt = torch.optim.SGD(ref.parameters(), lr=LR)
-    half = GLOBAL_BATCH // WORLD
+    half = PER_RANK
     lo, hi = rank * half, (rank + 1) * half
-    # buffers of the reference's second half (local BN: each rank keeps its own until DDP broadcasts rank 0's)
     for step in range(STEPS):
-        x, t = _data(step)
+        x, t = _data(step, world, device)
         # --- DDP on this rank's half
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(ddp(x[lo:hi]), t[lo:hi])
         loss.backward()
         opt.step()
-        losses = torch.zeros(WORLD)
+        losses = torch.zeros(world, device=device)
         losses[rank] = loss.detach()
         dist.all_reduce(losses)
         # --- the single-process reference
@@ -204,12 +208,13 @@ def run_scenario(kind: str, dist, rank: int, failures: list[str]) -> None:
         else:
             params = dict(ref.named_parameters())
             bufs0 = dict(ref.named_buffers())  # rank 0's buffers live in the reference module itself
-            bufs1 = {k: v.clone() for k, v in bufs0.items()}  # rank 1 starts each step from rank 0's (broadcast)
             ref_halves = []
-            for r, bufs in enumerate((bufs0, bufs1)):
+            for r in range(world):
+                # rank r > 0 starts each step from rank 0's buffers (DDP broadcasts them before the forward)
+                bufs = bufs0 if r == 0 else {k: v.clone() for k, v in bufs0.items()}
                 out = functional_call(ref, {**params, **bufs}, (x[r * half:(r + 1) * half],))
                 ref_halves.append(torch.nn.functional.mse_loss(out, t[r * half:(r + 1) * half]))
-            ref_loss = (ref_halves[0] + ref_halves[1]) / 2
+            ref_loss = sum(ref_halves) / world
         ref_loss.backward()
         ref_opt.step()
         # --- compare
@@ -228,7 +233,7 @@ def run_scenario(kind: str, dist, rank: int, failures: list[str]) -> None:
     for name, b in model.named_buffers():
         rb = ref_bufs[name]
         if kind == "local" and rank != 0:
-            continue  # rank 1's own buffers are replaced by rank 0's at the next forward
+            continue  # the other ranks' own buffers are replaced by rank 0's at the next forward
         if b.is_floating_point():
             check(f"buffer {name}", _rel(b, rb) <= 1e-4, f"rel err {_rel(b, rb):.3g}")
         else:
