@@ -219,10 +219,11 @@ def run_scenario(kind: str, dist, rank: int, failures: list[str], device: str = 
         ref_opt.step()
         # --- compare
         global_loss = losses.mean()
-        check(f"step {step} loss", _rel(global_loss, ref_loss) <= 1e-5, f"{float(global_loss)} vs {float(ref_loss)}")
+        check(f"step {step} loss", _rel(global_loss, ref_loss) <= 1e-5,
+              f"{float(global_loss)} vs {float(ref_loss.detach())}")
         if kind == "local":
             check(f"step {step} rank loss", _rel(losses[rank], ref_halves[rank]) <= 1e-5,
-                  f"{float(losses[rank])} vs {float(ref_halves[rank])}")
+                  f"{float(losses[rank])} vs {float(ref_halves[rank].detach())}")
         for (name, p), (_, q) in zip(model.named_parameters(), ref.named_parameters(), strict=True):
             check(f"step {step} param {name}", _rel(p, q) <= 1e-4, f"rel err {_rel(p, q):.3g}")
             other = p.detach().clone()
