@@ -213,11 +213,13 @@ def time_all(copy_bw, results):
                                    fastnorm_pct=100 * nbytes / ts["fastnorm"] / copy_bw,
                                    torch_pct=100 * nbytes / ts["torch"] / copy_bw, err=err)
                     if op.startswith("train"):  # the other training path (one launch vs two)
-                        config.BN_TRAIN_FUSED = not config.BN_TRAIN_FUSED
+                        chosen = config.batch_norm_train_fused(op[6:], case["x"].numel())
+                        config.BN_TRAIN_FUSED = not chosen
                         fn, _ = runner(op, "fastnorm", case)
                         t_alt = bench(fn)
-                        config.BN_TRAIN_FUSED = not config.BN_TRAIN_FUSED
+                        config.BN_TRAIN_FUSED = None
                         row[op]["alt_pct"] = 100 * nbytes / t_alt / copy_bw
+                        row[op]["fused"] = chosen
                 key = f"{dtype_name} {'CL' if cl else 'NCHW'} {shape}"
                 results["time"][key] = row
                 tol = 2e-2 if dtype_name == "bf16" else 1e-4
@@ -247,7 +249,8 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((128, 2048, 7, 7), "bf16", False), ((256, 256, 28, 28), "fp32", False)]
 VARIANTS = {
     "default": {},
-    "twokernel": {"BN_TRAIN_FUSED": False},
+    "onelaunch": {"BN_TRAIN_FUSED": True},
+    "twolaunch": {"BN_TRAIN_FUSED": False},
     "onegroup": {"BN_GROUP_BYTES": 1 << 40},
     "group16MB": {"BN_GROUP_BYTES": 16 << 20},
     "ips8": {"BN_ITEMS_PER_SM": 8},
@@ -255,7 +258,7 @@ VARIANTS = {
     "warps4": {"BN_WARPS": 4},
     "clcb32": {"BN_CL_CB": 32},
     "tile8K": {"BN_TILE": {"fwd": 8192, "bwd": 4096}},
-    "norows": {"BN_ROW_LANES_MAX": 0},
+    "rows2048": {"BN_ROW_LANES_MAX": 2048},
 }
 
 

@@ -24,7 +24,8 @@ reproducible — and the last channel block of a group raises the group's ready 
 sample ``K = x[0, c, 0]`` before accumulating (``x - K`` is exact for data near the mean) and the mean
 is kept as ``K + mean_rel``, so a channel of 1e4 + randn keeps all its fp32 digits.
 
-Fused training forward (one launch). Items take tickets from an atomic queue that orders them as
+Training forward in one launch (config.batch_norm_train_fused decides; otherwise a statistics launch
+then the one-pass apply kernel). Items take tickets from an atomic queue that orders them as
 stats(g), apply(g - LAG), stats(g + 1), ...; an apply item waits (spin on an acquire load) until its
 group is merged, then normalizes its tile. A waiting item's group has all its stats items already
 dequeued by running programs that never wait, so there is no deadlock whatever the residency, and under
@@ -792,7 +793,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     mh, ml = _hilo(0.0 if momentum is None else momentum)
     eh, el = _hilo(eps)
     ch, cl = _hilo(float(xv.count))
-    fused = config.BN_TRAIN_FUSED
+    fused = config.batch_norm_train_fused("fwd", xv.x.numel())
     _bn_fwd_fused_kernel[((2 if fused else 1) * plan.groups * k,)](
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
@@ -851,7 +852,7 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx, one launch), "sums" (sums
     only) or "frozen" (dx = w·invstd·g and the sums in one pass). Writes dx/dz/dw/db when given; returns
     the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂)."""
-    if mode == "train" and not config.BN_TRAIN_FUSED:
+    if mode == "train" and not config.batch_norm_train_fused("bwd", xv.x.numel()):
         sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
                         fix_gamma=fix_gamma, relu=relu, dw=dw, db=db)
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,

@@ -74,9 +74,69 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
     return max(1, min(32, _next_pow2(max(1, elements // (32 * per_thread)))))
 
 
+#: Measured winners for 16-bit inputs on an H200 (benchmarks/NOTES.md, LayerNorm/RMSNorm section), by
+#: (direction, is_rms, next_pow2(N)): (block_m, block_n, chunked, num_warps, num_stages, programs per SM;
+#: 0 = one program per tile). Other dtypes and N use the rules below.
+NORM_TUNED: dict[tuple[str, bool, int], tuple[int, int, bool, int, int, int]] = {
+    ("fwd", False, 128): (16, 128, False, 2, 1, 0),
+    ("fwd", False, 256): (8, 256, False, 2, 1, 0),
+    ("fwd", False, 512): (4, 512, False, 2, 1, 0),
+    ("fwd", False, 1024): (2, 1024, False, 2, 1, 0),
+    ("fwd", False, 2048): (2, 2048, False, 4, 1, 0),
+    ("fwd", False, 4096): (2, 4096, False, 8, 1, 0),
+    ("fwd", False, 8192): (1, 8192, False, 16, 1, 0),
+    ("fwd", False, 16384): (1, 16384, False, 16, 1, 0),
+    ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),
+    ("fwd", False, 65536): (1, 8192, True, 8, 3, 4),
+    ("bwd", False, 128): (64, 128, False, 16, 1, 1),
+    ("bwd", False, 256): (32, 256, False, 16, 1, 1),
+    ("bwd", False, 512): (16, 512, False, 16, 1, 1),
+    ("bwd", False, 1024): (4, 1024, False, 8, 1, 2),
+    ("bwd", False, 2048): (2, 2048, False, 8, 1, 2),
+    ("bwd", False, 4096): (1, 4096, False, 8, 3, 2),
+    ("bwd", False, 8192): (1, 8192, False, 16, 3, 1),
+    ("bwd", False, 16384): (4, 4096, True, 16, 3, 1),
+    ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),
+    ("bwd", False, 65536): (4, 4096, True, 16, 3, 1),
+    ("fwd", True, 128): (16, 128, False, 2, 1, 0),
+    ("fwd", True, 256): (32, 256, False, 8, 1, 0),
+    ("fwd", True, 512): (4, 512, False, 2, 1, 0),
+    ("fwd", True, 1024): (2, 1024, False, 2, 1, 0),
+    ("fwd", True, 2048): (2, 2048, False, 4, 1, 0),
+    ("fwd", True, 4096): (2, 4096, False, 8, 1, 0),
+    ("fwd", True, 8192): (1, 8192, False, 16, 1, 0),
+    ("fwd", True, 16384): (1, 16384, False, 16, 1, 0),
+    ("fwd", True, 32768): (1, 16384, True, 32, 1, 4),
+    ("fwd", True, 65536): (1, 8192, True, 8, 3, 4),
+    ("bwd", True, 128): (64, 128, False, 16, 1, 1),
+    ("bwd", True, 256): (32, 256, False, 16, 3, 1),
+    ("bwd", True, 512): (16, 512, False, 16, 1, 1),
+    ("bwd", True, 1024): (4, 1024, False, 8, 1, 2),
+    ("bwd", True, 2048): (2, 2048, False, 8, 1, 2),
+    ("bwd", True, 4096): (2, 4096, False, 16, 3, 1),
+    ("bwd", True, 8192): (1, 8192, False, 16, 3, 1),
+    ("bwd", True, 16384): (4, 4096, True, 16, 3, 1),
+    ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),
+    ("bwd", True, 65536): (4, 4096, True, 16, 3, 1),
+}
+
+
+def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
+    if elem_size != 2:
+        return None
+    hit = NORM_TUNED.get((kind, is_rms, _next_pow2(n)))
+    if hit is None:
+        return None
+    block_m, block_n, chunked, warps, stages, per_sm = hit
+    return NormConfig(block_m, block_n, chunked, warps, stages, per_sm * multiprocessor_count(device))
+
+
 @functools.cache
-def norm_fwd_config(n: int, elem_size: int, device: int | None = None) -> NormConfig:
+def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False) -> NormConfig:
     """Forward tile for rows of ``n`` elements of ``elem_size`` bytes."""
+    tuned = _tuned("fwd", is_rms, n, elem_size, device)
+    if tuned is not None:
+        return tuned
     acc = 8 if elem_size == 8 else 4
     bn = _next_pow2(n)
     if bn <= NORM_FWD_FUSED_MAX[acc]:
@@ -89,8 +149,11 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None) -> NormCo
 
 
 @functools.cache
-def norm_bwd_config(n: int, elem_size: int, device: int | None) -> NormConfig:
+def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = False) -> NormConfig:
     """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy)."""
+    tuned = _tuned("bwd", is_rms, n, elem_size, device)
+    if tuned is not None:
+        return tuned
     acc = 8 if elem_size == 8 else 4
     bn = _next_pow2(n)
     sms = multiprocessor_count(device)
@@ -118,6 +181,12 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
     acc = 8 if elem_size == 8 else 4
     edges = {NORM_FWD_FUSED_MAX[acc] + 1, NORM_BWD_FUSED_MAX[acc] + 1,
              NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1}
+    if elem_size == 2:  # where the measured table switches to chunked rows
+        for kind in ("fwd", "bwd"):
+            for is_rms in (False, True):
+                chunked = [n for (k, r, n), v in NORM_TUNED.items() if k == kind and r == is_rms and v[2]]
+                if chunked:
+                    edges.add(min(chunked) // 2 + 1)
     return sorted(edges)
 
 
@@ -156,10 +225,23 @@ BN_NCHW_MAX_CB = 16
 BN_ITEMS_PER_SM = 16
 BN_WARPS = 8
 #: NCHW inputs with S <= this many (padded to a power of two) lanes per image use the row layout
-#: (index = n·L + s: shifts and masks instead of a division per element).
-BN_ROW_LANES_MAX = 2048
-#: Training forward/backward in one launch (ticket queue, L2-resident second read) or in two.
-BN_TRAIN_FUSED = True
+#: (index = n·L + s: shifts and masks instead of a division per element). Measured on the H200: better
+#: at 7x7 (S=49), worse than the division at 14x14 (S=196: training forward 12% vs 25% of copy).
+BN_ROW_LANES_MAX = 64
+#: Training passes in one launch (ticket queue; statistics items, then apply/dx items that wait for
+#: their group) or two (statistics/sums kernel, then a one-pass kernel). None: the measured rule of
+#: ``batch_norm_train_fused``; True/False force one.
+BN_TRAIN_FUSED: bool | None = None
+BN_FUSED_BWD_MAX_ELEMS = 1 << 24
+
+
+def batch_norm_train_fused(direction: str, numel: int) -> bool:
+    """One launch or two for a training pass. Measured on the H200 (benchmarks/NOTES.md): two launches
+    win the forward everywhere and the backward of large tensors; one launch wins the backward of small
+    ones (the 7x7 layers), where the second launch's fixed cost is a larger share."""
+    if BN_TRAIN_FUSED is not None:
+        return BN_TRAIN_FUSED
+    return direction == "bwd" and numel <= BN_FUSED_BWD_MAX_ELEMS
 #: Bytes of re-read input per group of the fused kernels, and the schedule lag (in groups).
 BN_GROUP_BYTES = 8 << 20
 BN_LAG = 1
