@@ -3,39 +3,38 @@
 Layout. Every kernel sees its input through one 2-D "view" — channel ``c`` and an inner index ``v``
 that walks the other dimensions — so a tensor is read in its own memory layout, never copied:
 
-* NCHW-contiguous (``S`` = prod(spatial) > 1): ``v = n·S + s``, offset ``n·C·S + c·S + s`` (the
-  division ``v // S`` is by a compile-time constant, so it is a multiply and a shift);
+* NCHW-contiguous, S = prod(spatial) > 64: ``v = n·S + s``, offset ``n·C·S + c·S + s`` (the division
+  ``v // S`` is by a compile-time constant: a multiply and shifts);
+* NCHW-contiguous, S <= 64 ("row layout"): ``v = n·L + s`` with L the power of two >= S, lanes
+  ``s >= S`` are padding (shifts and masks instead of the division);
 * channels-last, channels-last-3d, (N, C) and any input with ``S == 1`` ("flat"): ``v`` is the row
   index ``m`` of the (M, C) matrix, offset ``m·C + c``.
 
 Work decomposition. Channels are cut into blocks of ``CB`` and the inner extent ``V`` of a channel into
 ``SPLIT`` chunks of ``VPI`` (a multiple of the tile width ``BS``); an *item* is one (channel block,
-chunk) pair and is processed tile by tile ([CB, BS] elements). Channel blocks are gathered into
-*groups* of ``CG`` channels (``NCB_G`` blocks): a group's statistics are complete once all its items
-have run.
+chunk) pair, processed tile by tile ([CB, BS] elements), one item per program. Channel blocks are
+gathered into *groups* of ``NCB_G`` blocks.
 
 Statistics. Within an item every lane of the [CB, BS] tile keeps a Welford state over the full tiles
 (all lanes see the same count, so there is no cross-thread work in the loop); the lanes are merged at
 the end and a ragged last tile is Chan-merged from its own two-pass statistics. Items write these
 (count, mean, M2) partials; the last item of each sub-group of ``MSUB`` chunks (found with an arrival
-counter) merges them, the last sub-group of a channel block merges the sub-groups into the block's
+counter) merges them, and the last sub-group of a channel block merges the sub-groups into the block's
 final statistics — fixed shapes and a fixed order whatever the arrival order, so results are bitwise
-reproducible — and the last channel block of a group raises the group's ready flag. Values are shifted by a per-channel
-sample ``K = x[0, c, 0]`` before accumulating (``x - K`` is exact for data near the mean) and the mean
-is kept as ``K + mean_rel``, so a channel of 1e4 + randn keeps all its fp32 digits.
+reproducible. Values are shifted by a per-channel sample ``K = x[0, c, 0]`` before accumulating
+(``x - K`` is exact for data near the mean) and the mean is kept as ``K + mean_rel``, so a channel of
+1e4 + randn keeps all its fp32 digits. The block's final merge also writes the saved statistics and
+updates the running statistics on device (momentum ``None``: factor 1/num_batches_tracked read from
+device memory), so there is no host synchronization.
 
-Training forward in one launch (config.batch_norm_train_fused decides; otherwise a statistics launch
-then the one-pass apply kernel). Items take tickets from an atomic queue that orders them as
-stats(g), apply(g - LAG), stats(g + 1), ...; an apply item waits (spin on an acquire load) until its
-group is merged, then normalizes its tile. A waiting item's group has all its stats items already
-dequeued by running programs that never wait, so there is no deadlock whatever the residency, and under
-the interpreter (programs run one after another) nothing ever waits. With groups sized to a fraction
-of L2 the apply items re-read x from L2. The group's last stats item also writes the saved
-statistics and updates the running statistics on device (momentum ``None``: factor
-1/num_batches_tracked read from device memory), so there is no host synchronization.
-
-Training backward is the same with (Σg, Σg·x̂) sums items and dx items. Frozen/eval backward is one
-pass (dx, plus sums partials for dγ, dβ when they are needed). Evaluation forward is one pass.
+Training passes run in two launches (statistics or (Σg, Σg·x̂) sums, then the one-pass apply or dx
+kernel) or in one (``config.batch_norm_train_fused`` decides from measurements). In one launch, items
+take tickets from an atomic queue ordered stats(g), apply(g - LAG), stats(g + 1), ...; the last block of
+a group raises the group's ready flag and an apply/dx item spins (acquire) until its group is ready. A
+waiting item's group has all its statistics items already dequeued by running programs that never wait,
+so there is no deadlock whatever the residency, and under the interpreter (programs run one after
+another) nothing ever waits. Frozen/eval backward is one pass (dx, plus sums partials for dγ, dβ when
+they are needed). Evaluation forward is one pass.
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
