@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 import numpy as np
 import pytest
@@ -44,7 +45,9 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 ROW_LENGTHS = [1, 2, 3, 5, 8, 13, 31, 32, 33, 64, 65, 100, 127, 128, 129, 256, 257]
 LAYOUTS = ["contiguous", "transposed", "steps", "row-stride"]
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, print_blob=True,
+#: Examples per property; the sanitizer script lowers it (every launch is slow under compute-sanitizer).
+EXAMPLES = int(os.environ.get("FASTNORM_HYPOTHESIS_EXAMPLES", "60"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
