@@ -793,3 +793,33 @@ def test_bf16_input_fp32_params_output_dtypes(op):
     if op == "ln":
         ry, _, _ = R.layer_norm_forward(to_np64(x), to_np64(w), to_np64(b), 1e-5)
         assert_close("y", y, ry, torch.bfloat16)
+
+
+# ====================================================================================== autocast
+
+
+@pytest.mark.parametrize("module", ["LayerNorm", "RMSNorm", "BatchNorm2d", "BatchNorm2d-eval", "FrozenBatchNorm2d",
+                                    "SyncBatchNorm"])
+def test_autocast_output_has_the_input_dtype(module):
+    """Under autocast fastnorm does not up- or down-cast: a low-precision activation (from a conv run under
+    autocast) gives a low-precision output, an fp32 tensor an fp32 output; parameters stay fp32 and get fp32
+    gradients. (torch.nn.LayerNorm on CUDA returns fp32 under autocast; fastnorm returns the input's dtype.)"""
+    dev_type = "cuda" if DEVICE == "cuda" else "cpu"
+    adt = torch.bfloat16
+    conv = torch.nn.Conv2d(3, 4, 1).to(DEVICE)
+    name = module.removesuffix("-eval")
+    m = (getattr(fnn, name)(4) if "Norm2d" in name or name == "SyncBatchNorm" else getattr(fnn, name)(5)).to(DEVICE)
+    if module.endswith("-eval"):
+        m.eval()
+    x32 = _randn((2, 3, 3, 5), 141).requires_grad_()
+    with torch.autocast(dev_type, dtype=adt):
+        act = conv(x32)
+        assert act.dtype == adt
+        y = m(act)
+        y32 = m(x32.detach().repeat(1, 2, 1, 1)[:, :4])
+    assert y.dtype == adt, f"{module}: autocast activation {act.dtype} gave {y.dtype}"
+    assert y32.dtype == torch.float32, f"{module}: fp32 input under autocast gave {y32.dtype}"
+    y.float().sum().backward()
+    assert x32.grad is not None and x32.grad.dtype == torch.float32
+    for pname, p in m.named_parameters():
+        assert p.dtype == torch.float32 and p.grad is not None and p.grad.dtype == torch.float32, pname
