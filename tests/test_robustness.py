@@ -823,3 +823,20 @@ def test_autocast_output_has_the_input_dtype(module):
     assert x32.grad is not None and x32.grad.dtype == torch.float32
     for pname, p in m.named_parameters():
         assert p.dtype == torch.float32 and p.grad is not None and p.grad.dtype == torch.float32, pname
+
+
+# ====================================================================================== devices
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_modules_run_on_the_meta_device(train):
+    """Shape inference without data: every module runs forward and backward on meta tensors."""
+    x = torch.empty(4, 3, 5, 5, device="meta", requires_grad=True)
+    for m in (fnn.BatchNorm2d(3), fnn.FrozenBatchNorm2d(3), fnn.SyncBatchNorm(3, activation="relu"),
+              fnn.LayerNorm(5), fnn.RMSNorm(5)):
+        m = m.to("meta").train(train)
+        y = m(x)
+        assert y.shape == x.shape and y.is_meta, type(m).__name__
+        y.sum().backward()
+        for name, p in m.named_parameters():
+            assert p.grad is not None and p.grad.shape == p.shape and p.grad.is_meta, f"{type(m).__name__}.{name}"
