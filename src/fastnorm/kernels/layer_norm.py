@@ -69,6 +69,20 @@ def _rsqrt(v, IS_F64: tl.constexpr):
 
 
 @triton.jit
+def _add2(a1, a2, b1, b2):
+    return a1 + b1, a2 + b2
+
+
+@triton.jit
+def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
+    """Chan's merge of two (count, mean, M2) summaries (an empty side leaves the other unchanged)."""
+    n = n_a + n_b
+    delta = mean_b - mean_a
+    frac = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)
+    return n, mean_a + delta * frac, m2_a + m2_b + delta * delta * n_a * frac
+
+
+@triton.jit
 def _norm_fwd_kernel(
     X, RES, W, B, Y, RES_OUT, MEAN, RSTD,
     M, N, num_chunks,
@@ -88,10 +102,14 @@ def _norm_fwd_kernel(
 
     if not CHUNKED:
         col_mask = cols < N
-        if HAS_W:
-            w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
-        if HAS_B:
-            b = tl.load(B + cols, mask=col_mask, other=0.0).to(ACC)
+        # Multi-row tiles (small N) keep weight and bias in registers across the loop; one-row tiles
+        # (large N) would hold too many registers that way, so they load them per row, after the stats.
+        HOIST: tl.constexpr = BLOCK_M > 1
+        if HOIST:
+            if HAS_W:
+                w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+            if HAS_B:
+                b = tl.load(B + cols, mask=col_mask, other=0.0).to(ACC)
         # Row tiles pid, pid + G, ...; NUM_STAGES > 1 prefetches the next tiles (cp.async) meanwhile.
         for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -115,15 +133,21 @@ def _norm_fwd_kernel(
                 var = tl.sum(xc * xc, axis=1) / N
             rstd = _rsqrt(var + eps, IS_F64)
             y = xc * rstd[:, None]
-            if HAS_W:
-                y = y * w[None, :]
-            if HAS_B:
-                y = y + b[None, :]
+            if HOIST:
+                if HAS_W:
+                    y = y * w[None, :]
+                if HAS_B:
+                    y = y + b[None, :]
+            else:  # [1, BLOCK_N] loads take the one-row tile's own layout (no shuffle through shared memory)
+                if HAS_W:
+                    y = y * (tl.load(W + cols[None, :], mask=col_mask[None, :], other=0.0).to(ACC) + weight_offset)
+                if HAS_B:
+                    y = y + tl.load(B + cols[None, :], mask=col_mask[None, :], other=0.0).to(ACC)
             tl.store(Y + rows64[:, None] * stride_y + cols[None, :], y, mask=mask)
-            if STORE_STATS:
+            if STORE_STATS:  # as [BLOCK_M, 1] tiles: the tile's own layout, no shuffle through shared memory
                 if not IS_RMS:
-                    tl.store(MEAN + rows, mean, mask=row_mask)
-                tl.store(RSTD + rows, rstd, mask=row_mask)
+                    tl.store(MEAN + rows[:, None], mean[:, None], mask=row_mask[:, None])
+                tl.store(RSTD + rows[:, None], rstd[:, None], mask=row_mask[:, None])
     else:
         for blk in range(pid, num_blocks, num_programs):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -133,38 +157,34 @@ def _norm_fwd_kernel(
             rr = rows64 * stride_res
             ry = rows64 * stride_y
             rro = rows64 * stride_ro
-            # Pass 1 over chunks: RMS sums squares; LN merges per-chunk (count, mean, M2) of the shifted
-            # row with Chan's formula.
+            # Pass 1, element-wise across chunks (no cross-thread traffic inside the loop): RMS sums
+            # squares; LN runs Welford per element position on the shifted row. One reduction after it
+            # (Chan's merge of the per-position summaries for LN).
             if IS_RMS:
-                sq = tl.zeros([BLOCK_M], dtype=ACC)
+                sq = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             else:
                 k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
-                cnt_a = tl.zeros([BLOCK_M], dtype=ACC)
-                mean_a = tl.zeros([BLOCK_M], dtype=ACC)
-                m2_a = tl.zeros([BLOCK_M], dtype=ACC)
+                cnt_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
+                mean_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
+                m2_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
                 ccols = c * BLOCK_N + cols
                 mask = row_mask[:, None] & (ccols < N)[None, :]
                 s = _load_sum(X, RES, RES_OUT, rx[:, None] + ccols[None, :], rr[:, None] + ccols[None, :],
                               rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC)
                 if IS_RMS:
-                    sq += tl.sum(s * s, axis=1)
+                    sq += s * s
                 else:
-                    cnt_b = tl.minimum(N - c * BLOCK_N, BLOCK_N).to(ACC)
-                    d = tl.where(mask, s - k[:, None], 0.0)
-                    mean_b = tl.sum(d, axis=1) / cnt_b
-                    dc = tl.where(mask, d - mean_b[:, None], 0.0)
-                    m2_b = tl.sum(dc * dc, axis=1)
-                    cnt = cnt_a + cnt_b
-                    delta = mean_b - mean_a
-                    mean_a += delta * (cnt_b / cnt)
-                    m2_a += m2_b + delta * delta * (cnt_a * cnt_b / cnt)
-                    cnt_a = cnt
+                    d = s - k[:, None]
+                    cnt_e += tl.where(mask, 1.0, 0.0)
+                    delta = tl.where(mask, d - mean_e, 0.0)
+                    mean_e += delta / tl.maximum(cnt_e, 1.0)
+                    m2_e += delta * (d - mean_e)
             if IS_RMS:
-                var = sq / N
+                var = tl.sum(sq, axis=1) / N
             else:
-                mean = mean_a
-                var = m2_a / N
+                _, mean, m2 = tl.reduce((cnt_e, mean_e, m2_e), 1, _chan)
+                var = m2 / N
             rstd = _rsqrt(var + eps, IS_F64)
             # Pass 2: re-read the row (from L2; residual_out when fused: one tensor instead of two).
             # The barrier makes every thread's residual_out stores visible to the threads re-reading them.
@@ -183,15 +203,14 @@ def _norm_fwd_kernel(
                 else:
                     y = ((s - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
-                    wc = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
-                    y = y * wc[None, :]
+                    y = y * (tl.load(W + ccols[None, :], mask=col_mask[None, :], other=0.0).to(ACC) + weight_offset)
                 if HAS_B:
-                    y = y + tl.load(B + ccols, mask=col_mask, other=0.0).to(ACC)[None, :]
+                    y = y + tl.load(B + ccols[None, :], mask=col_mask[None, :], other=0.0).to(ACC)
                 tl.store(Y + ry[:, None] + ccols[None, :], y, mask=mask)
-            if STORE_STATS:
+            if STORE_STATS:  # as [BLOCK_M, 1] tiles: the tile's own layout, no shuffle through shared memory
                 if not IS_RMS:
-                    tl.store(MEAN + rows, mean, mask=row_mask)
-                tl.store(RSTD + rows, rstd, mask=row_mask)
+                    tl.store(MEAN + rows[:, None], mean[:, None], mask=row_mask[:, None])
+                tl.store(RSTD + rows[:, None], rstd[:, None], mask=row_mask[:, None])
 
 
 @triton.jit
@@ -211,7 +230,7 @@ def _norm_bwd_kernel(
     pid = tl.program_id(0)
     num_programs = tl.num_programs(0)
     num_blocks = tl.cdiv(M, BLOCK_M)
-    cols = tl.arange(0, BLOCK_N)
+    cols = tl.arange(0, BLOCK_N)[None, :]
     part = pid.to(tl.int64) * N
 
     if not CHUNKED:
@@ -225,26 +244,28 @@ def _norm_bwd_kernel(
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
             row_mask = rows < M
             rows64 = rows.to(tl.int64)
-            mask = row_mask[:, None] & col_mask[None, :]
-            x = tl.load(X + rows64[:, None] * stride_x + cols[None, :], mask=mask, other=0.0).to(ACC)
-            dy = tl.load(DY + rows64[:, None] * stride_dy + cols[None, :], mask=mask, other=0.0).to(ACC)
+            mask = row_mask[:, None] & col_mask
+            x = tl.load(X + rows64[:, None] * stride_x + cols, mask=mask, other=0.0).to(ACC)
+            dy = tl.load(DY + rows64[:, None] * stride_dy + cols, mask=mask, other=0.0).to(ACC)
             rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
             if IS_RMS:
                 xhat = x * rstd[:, None]
             else:
                 k = tl.load(X + rows64 * stride_x, mask=row_mask, other=0.0).to(ACC)
                 mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
-                xhat = ((x - k[:, None]) - mean[:, None]) * rstd[:, None]
+                xhat = (x - k[:, None]) * rstd[:, None] - (mean * rstd)[:, None]
             if HAS_W:
-                g = dy * w[None, :]
+                g = dy * w
             else:
                 g = dy
-            c1 = tl.sum(g * xhat, axis=1) / N
             if IS_RMS:
-                dx = (g - xhat * c1[:, None]) * rstd[:, None]
+                c1 = tl.sum(g * xhat, axis=1) / N
+                dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
             else:
-                c2 = tl.sum(g, axis=1) / N
-                dx = ((g - c2[:, None]) - xhat * c1[:, None]) * rstd[:, None]
+                c1, c2 = tl.reduce((g * xhat, g), 1, _add2)
+                c1 = c1 / N
+                c2 = c2 / N
+                dx = g * rstd[:, None] - (xhat * (c1 * rstd)[:, None] + (c2 * rstd)[:, None])
             # With N = 1 (RMS) or N = 2 (LN) the projection above cancels to rounding noise; the exact
             # gradient is eps · rstd³ · (g - mean(g)) (from 1 - x̂² = eps · rstd²), and 0 for LN with N = 1.
             if N <= DEGENERATE_N:
@@ -254,21 +275,23 @@ def _norm_bwd_kernel(
                 else:
                     dx = tl.where(N == 2, (g - c2[:, None]) * scale, 0.0)
             if HAS_DRES_OUT:
-                dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols[None, :], mask=mask, other=0.0).to(ACC)
-            tl.store(DX + rows64[:, None] * stride_dx + cols[None, :], dx, mask=mask)
+                dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols, mask=mask, other=0.0).to(ACC)
+            tl.store(DX + rows64[:, None] * stride_dx + cols, dx, mask=mask)
             if HAS_DRES:
-                tl.store(DRES + rows64[:, None] * stride_dres + cols[None, :], dx, mask=mask)
+                tl.store(DRES + rows64[:, None] * stride_dres + cols, dx, mask=mask)
             if HAS_W:
                 dw_acc += dy * xhat
             if HAS_B:
                 db_acc += dy
         if HAS_W:
-            tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0), mask=col_mask)
+            tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0, keep_dims=True), mask=col_mask)
         if HAS_B:
-            tl.store(DB_PART + part + cols, tl.sum(db_acc, axis=0), mask=col_mask)
+            tl.store(DB_PART + part + cols, tl.sum(db_acc, axis=0, keep_dims=True), mask=col_mask)
     else:
-        # Rows too long for registers: pass 1 forms the two row sums, pass 2 re-reads the row (from
-        # L2), writes dx and adds this block's dw/db into the program's own partial row.
+        # Rows too long for registers: pass 1 forms the row sums (element-wise across chunks, one
+        # reduction after), pass 2 re-reads the row (from L2), writes dx and adds this block's dw/db
+        # into the program's own partial row (read and written by the same threads: [1, BLOCK_N] tiles).
+        zrow = tl.zeros([BLOCK_M, 1], dtype=tl.int32)
         for blk in range(pid, num_blocks, num_programs):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
             row_mask = rows < M
@@ -278,63 +301,69 @@ def _norm_bwd_kernel(
             rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
             if not IS_RMS:
                 k = tl.load(X + rx, mask=row_mask, other=0.0).to(ACC)
-                mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
-            c1 = tl.zeros([BLOCK_M], dtype=ACC)
-            c2 = tl.zeros([BLOCK_M], dtype=ACC)
+                mean_r = (tl.load(MEAN + rows, mask=row_mask, other=0.0) * rstd)[:, None]
+            c1_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
+            c2_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
                 ccols = c * BLOCK_N + cols
                 col_mask = ccols < N
-                mask = row_mask[:, None] & col_mask[None, :]
-                x = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
-                dy = tl.load(DY + rdy[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                mask = row_mask[:, None] & col_mask
+                x = tl.load(X + rx[:, None] + ccols, mask=mask, other=0.0).to(ACC)
+                dy = tl.load(DY + rdy[:, None] + ccols, mask=mask, other=0.0).to(ACC)
                 if IS_RMS:
                     xhat = x * rstd[:, None]
                 else:
-                    xhat = ((x - k[:, None]) - mean[:, None]) * rstd[:, None]
-                if HAS_W:
-                    wc = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
-                    g = dy * wc[None, :]
+                    xhat = (x - k[:, None]) * rstd[:, None] - mean_r
+                if HAS_W:  # tile-shaped (row-broadcast) addresses: the tile's layout, cached re-reads
+                    g = dy * (tl.load(W + ccols + zrow, mask=mask, other=0.0).to(ACC) + weight_offset)
                 else:
                     g = dy
-                c1 += tl.sum(g * xhat, axis=1)
+                c1_e += g * xhat
                 if not IS_RMS:
-                    c2 += tl.sum(g, axis=1)
-            c1 = c1 / N
-            c2 = c2 / N
-            not_first = blk != pid
-            # The previous block's partial-row stores (other threads') are visible before re-reading them.
+                    c2_e += g
+            if IS_RMS:
+                c1 = tl.sum(c1_e, axis=1) / N
+            else:
+                c1, c2 = tl.reduce((c1_e, c2_e), 1, _add2)
+                c1 = c1 / N
+                c2r = (c2 / N * rstd)[:, None]
+            c1r = (c1 * rstd)[:, None]
+            first = blk == pid
+            # The previous block's partial-row stores (by other threads) are visible before re-reading them.
             tl.debug_barrier()
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
                 ccols = c * BLOCK_N + cols
                 col_mask = ccols < N
-                mask = row_mask[:, None] & col_mask[None, :]
-                x = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
-                dy = tl.load(DY + rdy[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                mask = row_mask[:, None] & col_mask
+                x = tl.load(X + rx[:, None] + ccols, mask=mask, other=0.0).to(ACC)
+                dy = tl.load(DY + rdy[:, None] + ccols, mask=mask, other=0.0).to(ACC)
                 if IS_RMS:
                     xhat = x * rstd[:, None]
                 else:
-                    xhat = ((x - k[:, None]) - mean[:, None]) * rstd[:, None]
-                if HAS_W:
-                    wc = tl.load(W + ccols, mask=col_mask, other=0.0).to(ACC) + weight_offset
-                    g = dy * wc[None, :]
+                    xhat = (x - k[:, None]) * rstd[:, None] - mean_r
+                if HAS_W:  # tile-shaped (row-broadcast) addresses: the tile's layout, cached re-reads
+                    g = dy * (tl.load(W + ccols + zrow, mask=mask, other=0.0).to(ACC) + weight_offset)
                 else:
                     g = dy
                 if IS_RMS:
-                    dx = (g - xhat * c1[:, None]) * rstd[:, None]
+                    dx = g * rstd[:, None] - xhat * c1r
                 else:
-                    dx = ((g - c2[:, None]) - xhat * c1[:, None]) * rstd[:, None]
+                    dx = g * rstd[:, None] - (xhat * c1r + c2r)
                 if HAS_DRES_OUT:
-                    dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + ccols[None, :], mask=mask,
-                                  other=0.0).to(ACC)
-                tl.store(DX + rows64[:, None] * stride_dx + ccols[None, :], dx, mask=mask)
+                    dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + ccols, mask=mask, other=0.0).to(ACC)
+                tl.store(DX + rows64[:, None] * stride_dx + ccols, dx, mask=mask)
                 if HAS_DRES:
-                    tl.store(DRES + rows64[:, None] * stride_dres + ccols[None, :], dx, mask=mask)
+                    tl.store(DRES + rows64[:, None] * stride_dres + ccols, dx, mask=mask)
                 if HAS_W:
-                    prev = tl.load(DW_PART + part + ccols, mask=col_mask & not_first, other=0.0)
-                    tl.store(DW_PART + part + ccols, prev + tl.sum(dy * xhat, axis=0), mask=col_mask)
+                    pw = tl.sum(dy * xhat, axis=0, keep_dims=True)
+                    if not first:
+                        pw += tl.load(DW_PART + part + ccols, mask=col_mask, other=0.0)
+                    tl.store(DW_PART + part + ccols, pw, mask=col_mask)
                 if HAS_B:
-                    prev = tl.load(DB_PART + part + ccols, mask=col_mask & not_first, other=0.0)
-                    tl.store(DB_PART + part + ccols, prev + tl.sum(dy, axis=0), mask=col_mask)
+                    pb = tl.sum(dy, axis=0, keep_dims=True)
+                    if not first:
+                        pb += tl.load(DB_PART + part + ccols, mask=col_mask, other=0.0)
+                    tl.store(DB_PART + part + ccols, pb, mask=col_mask)
 
 
 @triton.jit
@@ -457,7 +486,7 @@ def norm_fwd(
     m, n = x2d.shape
     dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
-    cfg = config or norm_fwd_config(n, x2d.element_size(), device_index(x2d))
+    cfg = config or norm_fwd_config(n, x2d.element_size(), device_index(x2d), is_rms)
     y = torch.empty((m, n), dtype=x2d.dtype, device=dev)
     res_out = None
     if res2d is not None:
@@ -510,7 +539,7 @@ def norm_bwd(
     """
     m, n = s2d.shape
     is_f64 = s2d.dtype == torch.float64
-    cfg = config or norm_bwd_config(n, max(s2d.element_size(), dy2d.element_size()), device_index(s2d))
+    cfg = config or norm_bwd_config(n, max(s2d.element_size(), dy2d.element_size()), device_index(s2d), is_rms)
     dev = s2d.device
     acc_dtype = torch.float64 if is_f64 else torch.float32
     dx = torch.empty((m, n), dtype=x_dtype, device=dev)
