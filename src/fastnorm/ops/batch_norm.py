@@ -126,6 +126,11 @@ def _cv(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return v.reshape(1, -1, *([1] * (x.dim() - 2)))
 
 
+def _c(t: torch.Tensor | None) -> torch.Tensor | None:
+    """A per-channel vector the kernels can index densely (a strided view costs one small copy)."""
+    return t if t is None or t.is_contiguous() else t.contiguous()
+
+
 def _like_x(t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """``t`` (computed in any layout) in x's memory layout and dtype."""
     return torch.empty_like(x).copy_(t)
@@ -157,12 +162,17 @@ def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stat
     xv = K.view(x)
     y = torch.empty_like(xv.x)
     zv = K.in_layout(z, xv.x) if z is not None else None
+    weight, bias, rm, rv = _c(weight), _c(bias), _c(running_mean), _c(running_var)
     if batch_stats:
-        shift, mrel, rstd = K.forward_train(xv, y, zv, weight, bias, running_mean if update else None,
-                                            running_var if update else None, nbt, momentum, eps, fix_gamma, relu)
+        shift, mrel, rstd = K.forward_train(xv, y, zv, weight, bias, rm if update else None, rv if update else None,
+                                            nbt, momentum, eps, fix_gamma, relu)
+        if update and rm is not running_mean:  # strided running statistics: update the views in place
+            running_mean.copy_(rm)
+        if update and rv is not running_var:
+            running_var.copy_(rv)
     else:
-        shift, rstd = K.apply(xv, y, zv, weight, bias, running_mean, None, running_var, is_var=True, eps=eps,
-                              fix_gamma=fix_gamma, relu=relu, save=True)
+        shift, rstd = K.apply(xv, y, zv, weight, bias, rm, None, rv, is_var=True, eps=eps, fix_gamma=fix_gamma,
+                              relu=relu, save=True)
         mrel = no_rel
     if xv.x is not x:
         y = _like_x(y, x)
@@ -219,7 +229,7 @@ def _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats: bool, fix_g
     dx = torch.empty_like(xv.x) if need_dx else None
     dz = torch.empty_like(xv.x) if need_dz else None
     mrel_ = mrel if mrel.numel() else None
-    w = weight if (weight is not None and not fix_gamma) else None
+    w = _c(weight) if (weight is not None and not fix_gamma) else None
     common = dict(is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu)
     if batch_stats and need_dx:
         K.backward("train", xv, dyv, yv, dx, dz, w, shift, mrel_, rstd, dw=dw, db=db, **common)
@@ -278,8 +288,7 @@ def _fwd_op(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | N
     rv = running_var.clone() if update else running_var
     y, shift, mrel, rstd = _forward_impl(x, weight, bias, z, rm, rv, num_batches_tracked, batch_stats, update,
                                          None if momentum_none else momentum, eps, fix_gamma, relu)
-    e = x.new_empty(0)
-    return y, shift, mrel, rstd, (rm if update else e), (rv if update else e)
+    return y, shift, mrel, rstd, (rm if update else x.new_empty(0)), (rv if update else x.new_empty(0))
 
 
 @_fwd_op.register_fake
@@ -288,10 +297,9 @@ def _(x, weight, bias, z, running_mean, running_var, num_batches_tracked, batch_
     c = x.shape[1]
     acc = _acc(x.dtype)
     rel = c if (batch_stats and uses_triton(x) and x.numel() > 0) else 0
-    e = x.new_empty(0)
     return (torch.empty_like(x), x.new_empty(c, dtype=acc), x.new_empty(rel, dtype=acc),
-            x.new_empty(c, dtype=acc), torch.empty_like(running_mean) if update else e,
-            torch.empty_like(running_var) if update else e)
+            x.new_empty(c, dtype=acc), torch.empty_like(running_mean) if update else x.new_empty(0),
+            torch.empty_like(running_var) if update else x.new_empty(0))
 
 
 @torch.library.custom_op("fastnorm::batch_norm_bwd", mutates_args=())
@@ -301,17 +309,16 @@ def _bwd_op(dy: torch.Tensor, x: torch.Tensor, y: torch.Tensor | None, weight: t
             b_dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     dx, dw, db, dz = _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats, fix_gamma, relu, need_dx,
                                     need_dw, need_db, need_dz, w_dtype, b_dtype)
-    e = x.new_empty(0)
-    return (e if dx is None else dx, e if dw is None else dw, e if db is None else db, e if dz is None else dz)
+    return tuple(x.new_empty(0) if t is None else t for t in (dx, dw, db, dz))
 
 
 @_bwd_op.register_fake
 def _(dy, x, y, weight, shift, mrel, rstd, batch_stats, fix_gamma, relu, need_dx, need_dw, need_db, need_dz,
       w_dtype, b_dtype):
     c = x.shape[1]
-    e = x.new_empty(0)
-    return (torch.empty_like(x) if need_dx else e, x.new_empty(c, dtype=w_dtype) if need_dw else e,
-            x.new_empty(c, dtype=b_dtype) if need_db else e, torch.empty_like(x) if (need_dz and relu) else e)
+    return (torch.empty_like(x) if need_dx else x.new_empty(0), x.new_empty(c, dtype=w_dtype) if need_dw else
+            x.new_empty(0), x.new_empty(c, dtype=b_dtype) if need_db else x.new_empty(0),
+            torch.empty_like(x) if (need_dz and relu) else x.new_empty(0))
 
 
 def _grads(ctx, dy):
@@ -384,8 +391,9 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
         raise ValueError("running_mean and running_var must both be tensors or both be None")
     _check_like("z", z, x)
     relu = _check_activation(activation)
-    eps = check_eps(eps)
-    momentum = check_momentum(momentum)
+    if not torch.compiler.is_compiling():  # under dynamic shapes eps/momentum may be symbolic floats
+        eps = check_eps(eps)
+        momentum = check_momentum(momentum)
     if use_global_stats and running_mean is None:
         raise ValueError("use_global_stats=True needs running_mean and running_var")
     batch_stats = (bool(training) and not use_global_stats) or running_mean is None
@@ -467,7 +475,12 @@ def update_running_stats_(running_mean: torch.Tensor, running_var: torch.Tensor,
     if momentum is None and num_batches_tracked is None:
         raise ValueError("momentum=None (cumulative average) needs num_batches_tracked")
     if uses_triton(running_mean):
-        K.update_running(running_mean, running_var, mean, var, count, momentum, num_batches_tracked)
+        rm, rv = _c(running_mean), _c(running_var)
+        K.update_running(rm, rv, _c(mean), _c(var), count, momentum, num_batches_tracked)
+        if rm is not running_mean:
+            running_mean.copy_(rm)
+        if rv is not running_var:
+            running_var.copy_(rv)
         return
     n = torch.as_tensor(count, dtype=torch.float64, device=running_mean.device)
     f = (1.0 / num_batches_tracked.to(torch.float64)) if momentum is None else momentum
@@ -495,8 +508,8 @@ def apply(x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor, weight: tor
         return y
     xv = K.view(x)
     y = torch.empty_like(xv.x)
-    K.apply(xv, y, K.in_layout(z, xv.x) if z is not None else None, weight, bias, mean, None, invstd, is_var=False,
-            eps=0.0, fix_gamma=False, relu=relu, save=False)
+    K.apply(xv, y, K.in_layout(z, xv.x) if z is not None else None, _c(weight), _c(bias), _c(mean), None, _c(invstd),
+            is_var=False, eps=0.0, fix_gamma=False, relu=relu, save=False)
     return y if xv.x is x else _like_x(y, x)
 
 
@@ -523,7 +536,7 @@ def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd:
         return g.sum(_red_dims(x)).to(acc), (g * xh).sum(_red_dims(x)).to(acc)
     xv = K.view(x)
     sums = K.backward("sums", xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, None, None, None,
-                      mean, None, invstd, is_var=False, eps=0.0, fix_gamma=False, relu=relu, dw=None, db=None)
+                      _c(mean), None, _c(invstd), is_var=False, eps=0.0, fix_gamma=False, relu=relu, dw=None, db=None)
     return sums[:c], sums[c:]
 
 
@@ -560,8 +573,8 @@ def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: t
     sums = torch.cat((sum_dy.to(_acc(x.dtype)), sum_dy_xhat.to(_acc(x.dtype))))
     if isinstance(count, torch.Tensor):
         count = count.reshape(())
-    K.backward_dx(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, weight, mean, None,
-                  invstd, sums, count, train=True, is_var=False, eps=0.0, fix_gamma=False, relu=relu)
+    K.backward_dx(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight), _c(mean),
+                  None, _c(invstd), sums, count, train=True, is_var=False, eps=0.0, fix_gamma=False, relu=relu)
     if xv.x is not x:
         dx = _like_x(dx, x)
         dz = _like_x(dz, x) if dz is not None else None
