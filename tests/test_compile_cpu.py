@@ -70,20 +70,7 @@ def child_results(tmp_path_factory):
     return results
 
 
-DYNAMIC_BUG = (
-    "known bug (reported to the lead): with dynamic=True dynamo makes the modules' float attributes (eps) symbolic, "
-    "and ops/layer_norm.py still runs check_eps(eps) and math.isfinite(weight_offset) on them while compiling "
-    "(Unsupported: torch.* op returned non-Tensor); skip them under torch.compiler.is_compiling() as "
-    "ops/batch_norm.py now does, then drop this mark")
-
-
-def _child_param(case):
-    if case.endswith("_dynamic"):
-        return pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=DYNAMIC_BUG))
-    return case
-
-
-@pytest.mark.parametrize("case", [_child_param(c) for c in CHILD_CASES])
+@pytest.mark.parametrize("case", CHILD_CASES)
 def test_compile_without_interpreter(child_results, case):
     if case not in child_results:
         pytest.fail(f"the child process produced no result for {case}:\n{child_results['__log__'][1]}")

@@ -69,17 +69,54 @@ def _rsqrt(v, IS_F64: tl.constexpr):
 
 
 @triton.jit
-def _add2(a1, a2, b1, b2):
-    return a1 + b1, a2 + b2
-
-
-@triton.jit
-def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
-    """Chan's merge of two (count, mean, M2) summaries (an empty side leaves the other unchanged)."""
-    n = n_a + n_b
-    delta = mean_b - mean_a
-    frac = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)
-    return n, mean_a + delta * frac, m2_a + m2_b + delta * delta * n_a * frac
+def _fwd_tile(
+    blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro, eps, weight_offset,
+    w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
+    STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr,
+    ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    """One tile of BLOCK_M whole rows in registers: statistics, y, and the saved mean/rstd."""
+    cols = tl.arange(0, BLOCK_N)
+    col_mask = cols < N
+    rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    rows64 = rows.to(tl.int64)
+    rx = rows64 * stride_x
+    rr = rows64 * stride_res
+    rro = rows64 * stride_ro
+    mask = row_mask[:, None] & col_mask[None, :]
+    s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
+                  rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
+    if IS_RMS:
+        xc = s
+        var = tl.sum(s * s, axis=1) / N
+    else:
+        # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
+        k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
+        d = s - k[:, None]
+        if not EVEN_N:  # padding columns must not enter the sums
+            d = tl.where(mask, d, 0.0)
+        mean = tl.sum(d, axis=1) / N
+        xc = d - mean[:, None]
+        if not EVEN_N:
+            xc = tl.where(mask, xc, 0.0)
+        var = tl.sum(xc * xc, axis=1) / N
+    rstd = _rsqrt(var + eps, IS_F64)
+    y = xc * rstd[:, None]
+    if not HOIST:  # one-row tiles load weight and bias here, after the statistics (fewer live registers)
+        if HAS_W:
+            w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+        if HAS_B:
+            b = tl.load(B + cols, mask=col_mask, other=0.0).to(ACC)
+    if HAS_W:
+        y = y * w[None, :]
+    if HAS_B:
+        y = y + b[None, :]
+    tl.store(Y + rows64[:, None] * stride_y + cols[None, :], y, mask=mask)
+    if STORE_STATS:
+        if not IS_RMS:
+            tl.store(MEAN + rows, mean, mask=row_mask)
+        tl.store(RSTD + rows, rstd, mask=row_mask)
 
 
 @triton.jit
@@ -89,8 +126,8 @@ def _norm_fwd_kernel(
     stride_x, stride_res, stride_y, stride_ro,
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
-    STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
+    STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, PERSISTENT: tl.constexpr,
+    EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     eps = tl.cast(eps, ACC)
@@ -101,53 +138,25 @@ def _norm_fwd_kernel(
     cols = tl.arange(0, BLOCK_N)
 
     if not CHUNKED:
-        col_mask = cols < N
-        # Multi-row tiles (small N) keep weight and bias in registers across the loop; one-row tiles
-        # (large N) would hold too many registers that way, so they load them per row, after the stats.
-        HOIST: tl.constexpr = BLOCK_M > 1
+        # Multi-row tiles (small N) keep weight and bias in registers across the persistent loop.
+        HOIST: tl.constexpr = PERSISTENT and BLOCK_M > 1
+        w = 0.0
+        b = 0.0
         if HOIST:
             if HAS_W:
-                w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+                w = tl.load(W + cols, mask=cols < N, other=0.0).to(ACC) + weight_offset
             if HAS_B:
-                b = tl.load(B + cols, mask=col_mask, other=0.0).to(ACC)
-        # Row tiles pid, pid + G, ...; NUM_STAGES > 1 prefetches the next tiles (cp.async) meanwhile.
-        for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
-            rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
-            row_mask = rows < M
-            rows64 = rows.to(tl.int64)
-            rx = rows64 * stride_x
-            rr = rows64 * stride_res
-            rro = rows64 * stride_ro
-            mask = row_mask[:, None] & col_mask[None, :]
-            s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
-                          rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
-            if IS_RMS:
-                xc = s
-                var = tl.sum(s * s, axis=1) / N
-            else:
-                # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
-                k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
-                d = tl.where(mask, s - k[:, None], 0.0)
-                mean = tl.sum(d, axis=1) / N
-                xc = tl.where(mask, d - mean[:, None], 0.0)
-                var = tl.sum(xc * xc, axis=1) / N
-            rstd = _rsqrt(var + eps, IS_F64)
-            y = xc * rstd[:, None]
-            if HOIST:
-                if HAS_W:
-                    y = y * w[None, :]
-                if HAS_B:
-                    y = y + b[None, :]
-            else:  # [1, BLOCK_N] loads take the one-row tile's own layout (no shuffle through shared memory)
-                if HAS_W:
-                    y = y * (tl.load(W + cols[None, :], mask=col_mask[None, :], other=0.0).to(ACC) + weight_offset)
-                if HAS_B:
-                    y = y + tl.load(B + cols[None, :], mask=col_mask[None, :], other=0.0).to(ACC)
-            tl.store(Y + rows64[:, None] * stride_y + cols[None, :], y, mask=mask)
-            if STORE_STATS:  # as [BLOCK_M, 1] tiles: the tile's own layout, no shuffle through shared memory
-                if not IS_RMS:
-                    tl.store(MEAN + rows[:, None], mean[:, None], mask=row_mask[:, None])
-                tl.store(RSTD + rows[:, None], rstd[:, None], mask=row_mask[:, None])
+                b = tl.load(B + cols, mask=cols < N, other=0.0).to(ACC)
+        if PERSISTENT:
+            # Row tiles pid, pid + G, ...; NUM_STAGES > 1 prefetches the next tiles (cp.async) meanwhile.
+            for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
+                _fwd_tile(blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
+                          eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
+                          EVEN_N, ACC, BLOCK_M, BLOCK_N)
+        else:
+            _fwd_tile(pid, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
+                      eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
+                      EVEN_N, ACC, BLOCK_M, BLOCK_N)
     else:
         for blk in range(pid, num_blocks, num_programs):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -158,13 +167,13 @@ def _norm_fwd_kernel(
             ry = rows64 * stride_y
             rro = rows64 * stride_ro
             # Pass 1, element-wise across chunks (no cross-thread traffic inside the loop): RMS sums
-            # squares; LN runs Welford per element position on the shifted row. One reduction after it
-            # (Chan's merge of the per-position summaries for LN).
+            # squares; LN runs Welford per element position on the shifted row (every position present
+            # in chunk c has seen c + 1 samples: one scalar reciprocal per chunk). One reduction after
+            # the loop: Chan's merge of the per-position (count, mean, M2) for LN.
             if IS_RMS:
                 sq = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             else:
                 k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
-                cnt_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
                 mean_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
                 m2_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
@@ -176,15 +185,21 @@ def _norm_fwd_kernel(
                     sq += s * s
                 else:
                     d = s - k[:, None]
-                    cnt_e += tl.where(mask, 1.0, 0.0)
-                    delta = tl.where(mask, d - mean_e, 0.0)
-                    mean_e += delta / tl.maximum(cnt_e, 1.0)
+                    delta = d - mean_e
+                    if not EVEN_N:
+                        delta = tl.where(mask, delta, 0.0)
+                    mean_e += delta * (1.0 / tl.cast(c + 1, ACC))
                     m2_e += delta * (d - mean_e)
             if IS_RMS:
                 var = tl.sum(sq, axis=1) / N
             else:
-                _, mean, m2 = tl.reduce((cnt_e, mean_e, m2_e), 1, _chan)
-                var = m2 / N
+                # Merge the per-position summaries (Chan, in sum form): positions of the last, partial
+                # chunk past N saw one sample fewer.
+                tail = N - (num_chunks - 1) * BLOCK_N
+                cnt_e = tl.where(cols[None, :] < tail, num_chunks, num_chunks - 1).to(ACC)
+                mean = tl.sum(cnt_e * mean_e, axis=1) / N
+                dev = mean_e - mean[:, None]
+                var = (tl.sum(m2_e, axis=1) + tl.sum(cnt_e * dev * dev, axis=1)) / N
             rstd = _rsqrt(var + eps, IS_F64)
             # Pass 2: re-read the row (from L2; residual_out when fused: one tensor instead of two).
             # The barrier makes every thread's residual_out stores visible to the threads re-reading them.
@@ -262,9 +277,8 @@ def _norm_bwd_kernel(
                 c1 = tl.sum(g * xhat, axis=1) / N
                 dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
             else:
-                c1, c2 = tl.reduce((g * xhat, g), 1, _add2)
-                c1 = c1 / N
-                c2 = c2 / N
+                c1 = tl.sum(g * xhat, axis=1) / N
+                c2 = tl.sum(g, axis=1) / N
                 dx = g * rstd[:, None] - (xhat * (c1 * rstd)[:, None] + (c2 * rstd)[:, None])
             # With N = 1 (RMS) or N = 2 (LN) the projection above cancels to rounding noise; the exact
             # gradient is eps · rstd³ · (g - mean(g)) (from 1 - x̂² = eps · rstd²), and 0 for LN with N = 1.
@@ -324,9 +338,8 @@ def _norm_bwd_kernel(
             if IS_RMS:
                 c1 = tl.sum(c1_e, axis=1) / N
             else:
-                c1, c2 = tl.reduce((c1_e, c2_e), 1, _add2)
-                c1 = c1 / N
-                c2r = (c2 / N * rstd)[:, None]
+                c1 = tl.sum(c1_e, axis=1) / N
+                c2r = (tl.sum(c2_e, axis=1) / N * rstd)[:, None]
             c1r = (c1 * rstd)[:, None]
             first = blk == pid
             # The previous block's partial-row stores (by other threads) are visible before re-reading them.
@@ -474,6 +487,7 @@ def norm_fwd(
     store_stats: bool,
     traceable: bool = False,
     config: NormConfig | None = None,
+    out_shape: tuple[int, ...] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """Normalize the rows of ``x2d`` (``(M, N)``, unit column stride, ``M * N > 0``).
 
@@ -481,16 +495,19 @@ def norm_fwd(
     ``residual_out`` (``x + res`` in ``residual_dtype``) when ``res2d`` is given, else None; ``mean``
     (LayerNorm only: the mean of ``s - s[:, 0]``, see the module docstring) and ``rstd`` as ``(M,)``
     float32 (float64 for float64 input) when ``store_stats``, else None.
-    ``config`` overrides the launch heuristic (tests and tuning).
+    ``config`` overrides the launch heuristic (tests and tuning); ``out_shape`` (``M * N`` elements) is
+    the shape ``y`` and ``residual_out`` are allocated with (contiguous, so no view is needed after).
     """
     m, n = x2d.shape
     dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
-    cfg = config or norm_fwd_config(n, x2d.element_size(), device_index(x2d), is_rms)
-    y = torch.empty((m, n), dtype=x2d.dtype, device=dev)
+    # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
+    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
+    shape = out_shape or (m, n)
+    y = torch.empty(shape, dtype=x2d.dtype, device=dev)
     res_out = None
     if res2d is not None:
-        res_out = torch.empty((m, n), dtype=residual_dtype or x2d.dtype, device=dev)
+        res_out = torch.empty(shape, dtype=residual_dtype or x2d.dtype, device=dev)
     mean = rstd = None
     if store_stats:
         stat_dtype = torch.float64 if is_f64 else torch.float32
@@ -498,7 +515,7 @@ def norm_fwd(
         if not is_rms:
             mean = torch.empty((m,), dtype=stat_dtype, device=dev)
     num_blocks = -(-m // cfg.block_m)
-    grid = (min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
+    grid = (torch.sym_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
     _fwd(grid, (
         x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
@@ -507,8 +524,9 @@ def norm_fwd(
         eps, weight_offset,
     ), {
         "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
-        "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
-        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "NUM_STAGES": cfg.num_stages,
+        "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
+        "EVEN_N": int(n) % cfg.block_n == 0, "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n,
+        "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
     return y, res_out, mean, rstd
 
@@ -529,22 +547,26 @@ def norm_bwd(
     bias_dtype: torch.dtype | None = None,
     traceable: bool = False,
     config: NormConfig | None = None,
+    out_shape: tuple[int, ...] | None = None,
+    param_shape: tuple[int, ...] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """Gradients of the rows normalized by :func:`norm_fwd`.
 
     ``s2d`` is the normalized input (x, or residual_out with a fused residual), ``dres_out2d`` the
     gradient of residual_out (None when unused). Returns ``(dx, dres, dweight, dbias)``: ``dx`` in
     ``x_dtype``; ``dres`` (the same gradient in ``dres_dtype``) when ``dres_dtype`` is given; ``dweight``
-    in weight's dtype and ``dbias`` in ``bias_dtype`` when present. ``M * N > 0``.
+    in weight's dtype and ``dbias`` in ``bias_dtype`` when present. ``M * N > 0``. ``out_shape`` and
+    ``param_shape`` are the shapes the input and parameter gradients are allocated with.
     """
     m, n = s2d.shape
     is_f64 = s2d.dtype == torch.float64
-    cfg = config or norm_bwd_config(n, max(s2d.element_size(), dy2d.element_size()), device_index(s2d), is_rms)
+    cfg = config or norm_bwd_config(int(n), max(s2d.element_size(), dy2d.element_size()), device_index(s2d), is_rms)
     dev = s2d.device
     acc_dtype = torch.float64 if is_f64 else torch.float32
-    dx = torch.empty((m, n), dtype=x_dtype, device=dev)
-    dres = torch.empty((m, n), dtype=dres_dtype, device=dev) if dres_dtype is not None else None
-    g = max(1, min(-(-m // cfg.block_m), cfg.programs))
+    shape = out_shape or (m, n)
+    dx = torch.empty(shape, dtype=x_dtype, device=dev)
+    dres = torch.empty(shape, dtype=dres_dtype, device=dev) if dres_dtype is not None else None
+    g = torch.sym_max(1, torch.sym_min(-(-m // cfg.block_m), cfg.programs))
     has_w = weight is not None
     dw_part = torch.empty((g, n), dtype=acc_dtype, device=dev) if has_w else None
     db_part = torch.empty((g, n), dtype=acc_dtype, device=dev) if has_bias else None
@@ -562,9 +584,10 @@ def norm_bwd(
     }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
-        dw = torch.empty((n,), dtype=weight.dtype, device=dev) if has_w else None
-        db = torch.empty((n,), dtype=bias_dtype or x_dtype, device=dev) if has_bias else None
-        pcfg = norm_partial_sum_config(n, g)
+        pshape = param_shape or (n,)
+        dw = torch.empty(pshape, dtype=weight.dtype, device=dev) if has_w else None
+        db = torch.empty(pshape, dtype=bias_dtype or x_dtype, device=dev) if has_bias else None
+        pcfg = norm_partial_sum_config(int(n), cfg.programs)
         _sum_partials((-(-n // pcfg.block_c),), (
             dx if dw_part is None else dw_part, dx if db_part is None else db_part,
             dx if dw is None else dw, dx if db is None else db, g, n,

@@ -68,12 +68,13 @@ def _check_args(
             )
         if residual is None:
             raise ValueError("residual_dtype is given but residual is None")
-    if isinstance(weight_offset, bool) or not isinstance(weight_offset, (int, float)) or not math.isfinite(
-        weight_offset
-    ):
-        raise TypeError(f"weight_offset must be a finite float, got {weight_offset!r}")
-    if weight_offset != 0.0 and weight is None:
-        raise ValueError("weight_offset shifts the weight, but weight is None")
+    if not torch.compiler.is_compiling():  # under dynamic shapes the float arguments may be symbolic
+        if isinstance(weight_offset, bool) or not isinstance(weight_offset, (int, float)) or not math.isfinite(
+            weight_offset
+        ):
+            raise TypeError(f"weight_offset must be a finite float, got {weight_offset!r}")
+        if weight_offset != 0.0 and weight is None:
+            raise ValueError("weight_offset shifts the weight, but weight is None")
     return shape
 
 
@@ -107,9 +108,8 @@ def _forward(
         return y, res_out, mean, rstd
     x2d = K.as_rows(x, n)
     r2d = None if residual is None else K.as_rows(residual, n)
-    y, res_out, mean, rstd = K.norm_fwd(x2d, weight, bias, r2d, eps, weight_offset, is_rms, residual_dtype,
-                                        store_stats, traceable)
-    return y.view(x.shape), None if res_out is None else res_out.view(x.shape), mean, rstd
+    return K.norm_fwd(x2d, weight, bias, r2d, eps, weight_offset, is_rms, residual_dtype, store_stats, traceable,
+                      out_shape=x.shape)
 
 
 def _backward(
@@ -139,13 +139,11 @@ def _backward(
     n = math.prod(pshape)
     if dy is None:  # only residual_out was used downstream
         dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
-    dx, dres, dw, db = K.norm_bwd(
+    return K.norm_bwd(
         K.as_rows(dy, n), K.as_rows(s, n), weight, bias_dtype is not None, mean, rstd,
         None if dres_out is None else K.as_rows(dres_out, n), x_dtype, residual_in_dtype, eps, weight_offset, is_rms,
-        bias_dtype=bias_dtype, traceable=traceable,
+        bias_dtype=bias_dtype, traceable=traceable, out_shape=s.shape, param_shape=pshape,
     )
-    return (dx.view(s.shape), None if dres is None else dres.view(s.shape),
-            None if dw is None else dw.view(pshape), None if db is None else db.view(pshape))
 
 
 # ----------------------------------------------------------------------------- custom ops (torch.compile)
@@ -247,6 +245,12 @@ class _NormFunction(torch.autograd.Function):
 
 
 def _norm_triton(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype):
+    # The kernels index weight and bias as dense vectors; a strided or expanded view is made dense here,
+    # inside the autograd graph, so its gradient still flows back to the view.
+    if weight is not None and not weight.is_contiguous():
+        weight = weight.contiguous()
+    if bias is not None and not bias.is_contiguous():
+        bias = bias.contiguous()
     if torch.compiler.is_compiling():
         y, res_out, _, _ = torch.ops.fastnorm.norm_fwd(x, weight, bias, residual, nd, eps, weight_offset, is_rms,
                                                        residual_dtype)
@@ -312,10 +316,12 @@ def layer_norm(
     x's dtype or float32.
     """
     shape = _check_args(x, normalized_shape, weight, bias, residual, residual_dtype, weight_offset)
-    eps = check_eps(eps)
+    if not torch.compiler.is_compiling():  # eps may be a symbolic float under dynamic shapes
+        eps = check_eps(eps)
+        weight_offset = float(weight_offset)
     if not uses_triton(x):
-        return _norm_torch(x, shape, weight, bias, residual, eps, float(weight_offset), False, residual_dtype)
-    return _norm_triton(x, weight, bias, residual, len(shape), eps, float(weight_offset), False, residual_dtype)
+        return _norm_torch(x, shape, weight, bias, residual, eps, weight_offset, False, residual_dtype)
+    return _norm_triton(x, weight, bias, residual, len(shape), eps, weight_offset, False, residual_dtype)
 
 
 def rms_norm(
@@ -334,7 +340,12 @@ def rms_norm(
     ``eps=None`` means ``torch.finfo(x.dtype).eps``. Returns ``y``, or ``(y, s)`` with a residual.
     """
     shape = _check_args(x, normalized_shape, weight, None, residual, residual_dtype, weight_offset)
-    eps = torch.finfo(x.dtype).eps if eps is None else check_eps(eps)
+    if eps is None:
+        eps = torch.finfo(x.dtype).eps
+    elif not torch.compiler.is_compiling():  # eps may be a symbolic float under dynamic shapes
+        eps = check_eps(eps)
+    if not torch.compiler.is_compiling():
+        weight_offset = float(weight_offset)
     if not uses_triton(x):
-        return _norm_torch(x, shape, weight, None, residual, eps, float(weight_offset), True, residual_dtype)
-    return _norm_triton(x, weight, None, residual, len(shape), eps, float(weight_offset), True, residual_dtype)
+        return _norm_torch(x, shape, weight, None, residual, eps, weight_offset, True, residual_dtype)
+    return _norm_triton(x, weight, None, residual, len(shape), eps, weight_offset, True, residual_dtype)
