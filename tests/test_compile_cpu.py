@@ -50,13 +50,10 @@ CHILD_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def child_results(tmp_path_factory):
-    """Run every child case once, in one process without the interpreter; {case: (ok, detail)}."""
+def _run_child(log: Path) -> dict:
     env = dict(os.environ, TRITON_INTERPRET="0", OMP_NUM_THREADS="1")
     src = str(HERE.parent.parent / "src")
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    log = tmp_path_factory.mktemp("compile") / "child.log"
     with open(log, "w") as f:
         proc = subprocess.run([sys.executable, str(HERE), *CHILD_CASES], env=env, stdout=f, stderr=subprocess.STDOUT,
                               timeout=600)
@@ -67,6 +64,24 @@ def child_results(tmp_path_factory):
             r = json.loads(line[len(RESULT_TAG):])
             results[r["case"]] = (r["ok"], r["detail"])
     results["__log__"] = (proc.returncode == 0, "\n".join(text.splitlines()[-40:]))
+    return results
+
+
+@pytest.fixture(scope="module")
+def child_results(tmp_path_factory):
+    """Every child case, run once in one process without the interpreter; {case: (ok, detail)}. Under xdist the
+    workers share one run (the first to take the lock runs it, the others read its results)."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    # xdist: each worker's basetemp is <session dir>/popen-gwN, so the parent is this session's shared directory
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    results_file = shared / "fastnorm_compile_child.json"
+    with FileLock(str(shared / "fastnorm_compile_child.lock")):
+        if results_file.exists():
+            return {k: tuple(v) for k, v in json.loads(results_file.read_text()).items()}
+        results = _run_child(shared / "fastnorm_compile_child.log")
+        results_file.write_text(json.dumps(results))
     return results
 
 
