@@ -148,6 +148,20 @@ def test_opcheck_batch_norm_bwd():
                  ("test_schema", "test_faketensor", "test_aot_dispatch_static"))
 
 
+def test_gpu_integration_script_smoke(tmp_path):
+    """The GPU script's own logic on the CPU (``--smoke-cpu``: PyTorch path, aot_eager, tiny sizes), so it does
+    not rot between GPU runs: every check that does not need CUDA passes."""
+    env = dict(os.environ, TRITON_INTERPRET="0", OMP_NUM_THREADS="1")
+    src = str(HERE.parent.parent / "src")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    script = HERE.parent.parent / "benchmarks" / "scripts" / "gpu_integration.py"
+    proc = subprocess.run([sys.executable, str(script), "--smoke-cpu"], env=env, capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
+    assert proc.returncode == 0, tail
+    assert "not failed" in proc.stdout and "SKIP cudagraph-train" in proc.stdout, tail
+
+
 # ====================================================================================== child side
 
 
