@@ -17,6 +17,7 @@ behaviour is checked here in two ways that need no GPU, and the rest runs on the
     ``torch.export`` in training and evaluation;
   - the *CPU path* (PyTorch's implementation, real CPU tensors): zero graph breaks, compiled forward,
     backward and running statistics equal eager, static and dynamic; ``torch.export`` runs and equals eager.
+* ``benchmarks/scripts/gpu_integration.py --smoke-cpu``: the GPU script's logic, so it does not rot.
 """
 
 from __future__ import annotations
