@@ -51,6 +51,7 @@ import triton
 import triton.language as tl
 
 from . import config
+from ._launch import _Launcher
 
 # Item kinds of the fused kernels.
 _STATS = tl.constexpr(0)
@@ -711,6 +712,16 @@ class View(NamedTuple):
     count: int  # values per channel, N·S
 
 
+# One launcher per kernel: repeat launches skip Triton's per-call argument binding (see ``_launch``).
+_fwd_fused = _Launcher(_bn_fwd_fused_kernel)
+_apply = _Launcher(_bn_apply_kernel)
+_bwd_fused = _Launcher(_bn_bwd_fused_kernel)
+_bwd_dx = _Launcher(_bn_bwd_dx_kernel)
+_merge = _Launcher(_bn_merge_stats_kernel)
+_update_running = _Launcher(_bn_update_running_kernel)
+_BWD_MODE = {"train": 0, "sums": 1, "frozen": 2}
+
+
 def _same_layout(t: torch.Tensor, ref: torch.Tensor) -> bool:
     if t.shape != ref.shape:
         return False
@@ -766,8 +777,7 @@ def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
 
 
 def _geom(xv: View, plan: config.BatchNormPlan) -> dict:
-    return dict(S=xv.s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.bs, plan.cb), CB=plan.cb, BS=plan.bs,
-                num_warps=plan.num_warps)
+    return dict(S=xv.s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.bs, plan.cb), CB=plan.cb, BS=plan.bs)
 
 
 def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.BatchNormPlan:
@@ -793,13 +803,15 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     eh, el = _hilo(eps)
     ch, cl = _hilo(float(xv.count))
     fused = config.batch_norm_train_fused("fwd", xv.x.numel())
-    _bn_fwd_fused_kernel[((2 if fused else 1) * plan.groups * k,)](
+    _fwd_fused(((2 if fused else 1) * plan.groups * k,), (
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         xv.sn, xv.sc, xv.ss, mh, ml, eh, el, ch, cl,
+    ), dict(
         ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
-        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, **_geom(xv, plan))
+        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, **_geom(xv, plan),
+    ), plan.num_warps, None)
     if not fused:
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
               save=False)
@@ -816,13 +828,15 @@ def stats(xv: View) -> tuple[torch.Tensor, torch.Tensor]:
     m2 = torch.empty(c, dtype=acc, device=dev)
     part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
-    _bn_fwd_fused_kernel[(plan.groups * plan.ncb_g * plan.split,)](
+    _fwd_fused((plan.groups * plan.ncb_g * plan.split,), (
         xv.x, xv.x, None, None, None, mean, m2, m2, None, None, None, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         xv.sn, xv.sc, xv.ss, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0,
+    ), dict(
         ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=1,
         HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
-        MOMENTUM_NONE=False, **_geom(xv, plan))
+        MOMENTUM_NONE=False, **_geom(xv, plan),
+    ), plan.num_warps, None)
     return mean, m2
 
 
@@ -837,12 +851,14 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
     eh, el = _hilo(eps)
-    _bn_apply_kernel[(ncb * plan.split,)](
+    _apply((ncb * plan.split,), (
         xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd,
         c, v, plan.vpi, plan.split, xv.sn, xv.sc, xv.ss, eh, el,
+    ), dict(
         ACC=_TL[acc], HAS_MREL=mrel is not None, IS_VAR=is_var, SAVE=save,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=fix_gamma,
-        **_geom(xv, plan))
+        **_geom(xv, plan),
+    ), plan.num_warps, None)
     return save_mean, save_rstd
 
 
@@ -870,13 +886,15 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     grid = (2 if mode == "train" else 1) * plan.groups * k
     ch, cl = _hilo(float(xv.count))
     eh, el = _hilo(eps)
-    _bn_bwd_fused_kernel[(grid,)](
+    _bwd_fused((grid,), (
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         xv.sn, xv.sc, xv.ss, ch, cl, eh, el,
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE={"train": 0, "sums": 1, "frozen": 2}[mode],
+    ), dict(
+        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=_BWD_MODE[mode],
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
-        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, **_geom(xv, plan))
+        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, **_geom(xv, plan),
+    ), plan.num_warps, None)
     return sums
 
 
@@ -891,11 +909,13 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
     eh, el = _hilo(eps)
-    _bn_bwd_dx_kernel[(ncb * plan.split,)](
+    _bwd_dx((ncb * plan.split,), (
         dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None,
         c, v, plan.vpi, plan.split, xv.sn, xv.sc, xv.ss, ch, cl, eh, el,
+    ), dict(
         ACC=_TL[acc], TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
-        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, **_geom(xv, plan))
+        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, **_geom(xv, plan),
+    ), plan.num_warps, None)
 
 
 def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor):
@@ -906,8 +926,7 @@ def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor):
     mean = torch.empty(c, dtype=acc, device=means.device)
     var = torch.empty(c, dtype=acc, device=means.device)
     cb = min(256, triton.next_power_of_2(max(c, 1)))
-    _bn_merge_stats_kernel[(triton.cdiv(c, cb),)](counts, means, m2s, count, mean, var, r, c, CB=cb,
-                                                  ACC=_TL[acc], num_warps=4)
+    _merge((triton.cdiv(c, cb),), (counts, means, m2s, count, mean, var, r, c), dict(CB=cb, ACC=_TL[acc]), 4, None)
     return count, mean, var
 
 
@@ -919,6 +938,6 @@ def update_running(running_mean, running_var, mean, var, count, momentum: float 
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
     mh, ml = _hilo(0.0 if momentum is None else momentum)
-    _bn_update_running_kernel[(triton.cdiv(c, cb),)](
+    _update_running((triton.cdiv(c, cb),), (
         running_mean, running_var, mean, var, count if count_ptr else None, nbt, c, ch, cl, mh, ml,
-        CB=cb, ACC=_TL[acc], COUNT_PTR=count_ptr, MOMENTUM_NONE=momentum is None, num_warps=4)
+    ), dict(CB=cb, ACC=_TL[acc], COUNT_PTR=count_ptr, MOMENTUM_NONE=momentum is None), 4, None)

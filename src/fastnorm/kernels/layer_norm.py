@@ -37,10 +37,8 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
-from torch.library import wrap_triton
-from triton import knobs
 
-from .._runtime import INTERPRETER
+from ._launch import _Launcher
 from .config import NormConfig, device_index, norm_bwd_config, norm_fwd_config, norm_partial_sum_config
 
 # ----------------------------------------------------------------------------- kernels
@@ -414,60 +412,6 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     if n > 1 and t2.stride(1) != 1:
         t2 = t2.contiguous()
     return t2
-
-
-class _Launcher:
-    """Launches one Triton kernel, cheaply on repeat calls.
-
-    ``JITFunction.run`` binds and specializes every argument in Python on each launch, which costs
-    more host time than a small normalization takes on the GPU. Here the first launch of each
-    specialization goes through Triton normally and the returned ``CompiledKernel`` is cached under a
-    key that distinguishes at least everything Triton specializes on (argument dtypes, 16-byte
-    alignment of pointers, integers equal to 1 / divisible by 16 / beyond 32 bits, constexprs, warps,
-    stages, device); later launches call its launcher directly. Inside a traced ``triton_op`` the
-    kernel goes through ``wrap_triton``; under the interpreter through Triton as usual.
-    """
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.cache: dict = {}
-
-    def __call__(self, grid: tuple[int, ...], args: tuple, meta: dict, num_warps: int, num_stages: int,
-                 traceable: bool) -> None:
-        if traceable:
-            wrap_triton(self.fn)[grid](*args, **meta, num_warps=num_warps, num_stages=num_stages)
-            return
-        if INTERPRETER:
-            self.fn[grid](*args, **meta, num_warps=num_warps, num_stages=num_stages)
-            return
-        device = torch.cuda.current_device()
-        key = (device, num_warps, num_stages, *meta.values(), *[
-            (a.dtype, (a.data_ptr() & 15) == 0) if isinstance(a, torch.Tensor)
-            else (a == 1, (a & 15) == 0, -(2**31) <= a < 2**31) if isinstance(a, int)
-            else None
-            for a in args
-        ])
-        compiled = self.cache.get(key)
-        if compiled is None:
-            names = self.fn.arg_names
-            if tuple(names[len(args):]) != tuple(meta):
-                raise RuntimeError(f"constexprs of {self.fn.__name__} must follow the runtime arguments in order")
-            self.cache[key] = self.fn[grid](*args, **meta, num_warps=num_warps, num_stages=num_stages)
-            return
-        stream = torch._C._cuda_getCurrentRawStream(device)
-        full = (*args, *meta.values())
-        enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
-        if _no_hooks(enter) and _no_hooks(leave):
-            enter = leave = metadata = None
-        else:
-            metadata = compiled.launch_metadata(grid, stream, *full)
-        compiled.run(grid[0], 1, 1, stream, compiled.function, compiled.packed_metadata, metadata, enter, leave,
-                     *full)
-
-
-def _no_hooks(hook) -> bool:
-    """Triton's launch hooks are a chain that may be empty (then nothing needs the launch metadata)."""
-    return hook is None or (isinstance(hook, knobs.HookChain) and not hook.calls)
 
 
 _fwd = _Launcher(_norm_fwd_kernel)

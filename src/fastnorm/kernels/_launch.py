@@ -1,0 +1,81 @@
+"""Cheap repeat launches of Triton kernels (shared by the LayerNorm and BatchNorm launchers).
+
+``JITFunction.run`` binds and specializes every argument in Python on each launch, which costs more
+host time than a small normalization takes on the GPU. :class:`_Launcher` sends the first launch of
+each specialization through Triton and then runs the cached ``CompiledKernel`` directly.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.library import wrap_triton
+from triton import knobs
+
+from .._runtime import INTERPRETER
+
+
+def _arg_key(a):
+    """What Triton specializes a runtime argument on (so two calls with equal keys share one binary)."""
+    if isinstance(a, torch.Tensor):
+        return a.dtype, (a.data_ptr() & 15) == 0
+    if isinstance(a, bool):  # before int: a bool is an i1 argument, not an integer
+        return bool, a
+    if isinstance(a, int):
+        return int, a == 1, (a & 15) == 0, -(2**31) <= a < 2**31, a < 2**63
+    if a is None:  # a constexpr None
+        return None
+    return type(a)  # float: always fp32
+
+
+class _Launcher:
+    """Launches one Triton kernel, cheaply on repeat calls.
+
+    The first launch of each specialization goes through Triton normally and the returned
+    ``CompiledKernel`` is cached under a key that distinguishes at least everything Triton specializes
+    on (argument dtypes, 16-byte alignment of pointers, integers equal to 1 / divisible by 16 / beyond
+    32 bits, bools, None pointers, floats, constexprs, warps, stages, device); later launches call its
+    launcher directly. Every constexpr must be given in ``meta`` (any order). Grids are 1-D. Inside a
+    traced ``triton_op`` the kernel goes through ``wrap_triton``; under the interpreter through Triton
+    as usual.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.cache: dict = {}
+        self.constexprs: tuple[str, ...] | None = None
+
+    def __call__(self, grid: tuple[int, ...], args: tuple, meta: dict, num_warps: int, num_stages: int | None,
+                 traceable: bool = False) -> None:
+        opts = {"num_warps": num_warps} if num_stages is None else {"num_warps": num_warps, "num_stages": num_stages}
+        if traceable:
+            wrap_triton(self.fn)[grid](*args, **meta, **opts)
+            return
+        if INTERPRETER:
+            self.fn[grid](*args, **meta, **opts)
+            return
+        names = self.constexprs
+        if names is None:
+            names = self.constexprs = tuple(self.fn.arg_names[len(args):])
+        if len(names) != len(meta):
+            raise RuntimeError(f"{self.fn.__name__} needs every constexpr {names}, got {tuple(meta)}")
+        consts = tuple(meta[n] for n in names)
+        device = torch.cuda.current_device()
+        key = (device, num_warps, num_stages, len(args), consts, *[_arg_key(a) for a in args])
+        compiled = self.cache.get(key)
+        if compiled is None:
+            self.cache[key] = self.fn[grid](*args, **meta, **opts)
+            return
+        stream = torch._C._cuda_getCurrentRawStream(device)
+        full = (*args, *consts)
+        enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+        if _no_hooks(enter) and _no_hooks(leave):
+            enter = leave = metadata = None
+        else:
+            metadata = compiled.launch_metadata(grid, stream, *full)
+        compiled.run(grid[0], 1, 1, stream, compiled.function, compiled.packed_metadata, metadata, enter, leave,
+                     *full)
+
+
+def _no_hooks(hook) -> bool:
+    """Triton's launch hooks are a chain that may be empty (then nothing needs the launch metadata)."""
+    return hook is None or (isinstance(hook, knobs.HookChain) and not hook.calls)
