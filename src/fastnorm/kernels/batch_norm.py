@@ -640,19 +640,22 @@ def _bn_bwd_dx_kernel(
 
 
 @triton.jit
-def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_out_ptr, var_out_ptr,
-                           R, C, CB: tl.constexpr, ACC: tl.constexpr):
+def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr,
+                           R, C, stride_cnt, stride_mean, stride_m2, eps_hi, eps_lo,
+                           CB: tl.constexpr, ACC: tl.constexpr, INVSTD: tl.constexpr):
     """Fold R shards' (count, mean, M2) left to right with Chan's formula (empty shards skipped; the first
-    non-empty shard taken as it is), then var = M2 / count (0 for an empty total)."""
+    non-empty shard taken as it is), then var = M2 / count (0 for an empty total) and, with INVSTD,
+    invstd = 1/sqrt(var + eps). Shard r's values are read at r·stride (unit column stride), so the rows of
+    one gathered buffer are read in place."""
     c = tl.program_id(0) * CB + tl.arange(0, CB)
     cmask = c < C
     n = tl.zeros([CB], ACC)
     mean = tl.zeros([CB], ACC)
     m2 = tl.zeros([CB], ACC)
     for r in range(0, R):
-        nb = tl.load(counts_ptr + r).to(ACC)
-        mb = tl.load(means_ptr + r * C + c, mask=cmask, other=0.0).to(ACC)
-        qb = tl.load(m2s_ptr + r * C + c, mask=cmask, other=0.0).to(ACC)
+        nb = tl.load(counts_ptr + r * stride_cnt).to(ACC)
+        mb = tl.load(means_ptr + r * stride_mean + c, mask=cmask, other=0.0).to(ACC)
+        qb = tl.load(m2s_ptr + r * stride_m2 + c, mask=cmask, other=0.0).to(ACC)
         tot = n + nb
         w = nb / tl.where(tot > 0, tot, 1.0)
         delta = mb - mean
@@ -664,6 +667,9 @@ def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_o
     var = tl.where(n > 0, m2 / tl.where(n > 0, n, 1.0), 0.0)
     tl.store(mean_out_ptr + c, mean.to(mean_out_ptr.dtype.element_ty), mask=cmask)
     tl.store(var_out_ptr + c, var.to(var_out_ptr.dtype.element_ty), mask=cmask)
+    if INVSTD:
+        tl.store(invstd_ptr + c, _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC).to(invstd_ptr.dtype.element_ty),
+                 mask=cmask)
     if tl.program_id(0) == 0:
         tl.store(count_out_ptr, tl.max(n, 0).to(count_out_ptr.dtype.element_ty))
 
@@ -744,7 +750,7 @@ def view(x: torch.Tensor) -> View:
     if not (s > 1 and x.is_contiguous()) and not x.permute(perm).is_contiguous():
         x = x.contiguous()
     if s > 1 and x.is_contiguous():
-        lanes = triton.next_power_of_2(s)
+        lanes = _pow2(s)
         if lanes <= config.BN_ROW_LANES_MAX:  # row layout: no per-element division
             return View(x, False, c, n * lanes, s, c * s, s, 1, lanes, n * s)
         return View(x, False, c, n * s, s, c * s, s, 1, 0, n * s)
@@ -756,6 +762,11 @@ def _acc(dtype: torch.dtype) -> torch.dtype:
 
 
 _TL = {torch.float32: tl.float32, torch.float64: tl.float64}
+
+
+def _pow2(n: int) -> int:
+    """The smallest power of two >= max(n, 1) (``triton.next_power_of_2`` costs ~3 us per host call)."""
+    return 1 << (max(n, 1) - 1).bit_length()
 
 
 def _hilo(v: float) -> tuple[float, float]:
@@ -918,26 +929,33 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     ), plan.num_warps, None)
 
 
-def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor):
-    """Fixed-order Chan merge of R shards on device -> (count (0-dim), mean [C], biased var [C])."""
+def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None = None):
+    """Fixed-order Chan merge of R shards on device -> (count (0-dim), mean [C], biased var [C], invstd [C]
+    = 1/sqrt(var + eps), None when ``eps`` is None). ``counts`` [R] and the rows of ``means``/``m2s`` [R, C]
+    may be strided (unit column stride): a gathered [R, 2C + 1] buffer's views are read in place."""
     r, c = means.shape
     acc = means.dtype
-    count = torch.empty((), dtype=acc, device=means.device)
-    mean = torch.empty(c, dtype=acc, device=means.device)
-    var = torch.empty(c, dtype=acc, device=means.device)
-    cb = min(256, triton.next_power_of_2(max(c, 1)))
-    _merge((triton.cdiv(c, cb),), (counts, means, m2s, count, mean, var, r, c), dict(CB=cb, ACC=_TL[acc]), 4, None)
-    return count, mean, var
+    dev = means.device
+    out = torch.empty(c * (2 if eps is None else 3) + 1, dtype=acc, device=dev)  # one allocation for all
+    mean, var = out[:c], out[c:2 * c]
+    invstd = None if eps is None else out[2 * c:3 * c]
+    count = out[-1]
+    cb = min(256, _pow2(c))
+    eh, el = _hilo(0.0 if eps is None else eps)
+    _merge((-(-c // cb),), (
+        counts, means, m2s, count, mean, var, invstd, r, c, counts.stride(0), means.stride(0), m2s.stride(0), eh, el,
+    ), dict(CB=cb, ACC=_TL[acc], INVSTD=eps is not None), 4, None)
+    return count, mean, var, invstd
 
 
 def update_running(running_mean, running_var, mean, var, count, momentum: float | None, nbt) -> None:
     """In place: running ← (1 - f)·running + f·(mean, var·n/(n - 1)); f = momentum or 1/nbt (on device)."""
     c = running_mean.numel()
     acc = _acc(mean.dtype)
-    cb = min(256, triton.next_power_of_2(max(c, 1)))
+    cb = min(256, _pow2(c))
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
     mh, ml = _hilo(0.0 if momentum is None else momentum)
-    _update_running((triton.cdiv(c, cb),), (
+    _update_running((-(-c // cb),), (
         running_mean, running_var, mean, var, count if count_ptr else None, nbt, c, ch, cl, mh, ml,
     ), dict(CB=cb, ACC=_TL[acc], COUNT_PTR=count_ptr, MOMENTUM_NONE=momentum is None), 4, None)

@@ -424,7 +424,11 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
 
 def local_stats(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-channel (mean, M2) of x (N, C, *) in fp32 (fp64 for fp64 x); zeros for an empty x."""
-    c = _check_x(x)
+    return _local_stats(x, _check_x(x))
+
+
+def _local_stats(x: torch.Tensor, c: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``local_stats`` of an already checked x (SyncBatchNorm's forward)."""
     acc = _acc(x.dtype)
     if x.numel() == 0:
         return x.new_zeros(c, dtype=acc), x.new_zeros(c, dtype=acc)
@@ -444,11 +448,20 @@ def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor
                          f"{tuple(means.shape)}, {tuple(m2s.shape)}")
     check_same_device("counts", counts, means)
     check_same_device("m2s", m2s, means)
-    means = means.contiguous()
-    m2s = m2s.to(means.dtype).contiguous()
-    counts = counts.to(means.dtype).contiguous()
+    return _merge_stats(counts, means, m2s.to(means.dtype), None)[:3]
+
+
+def _unit_cols(t: torch.Tensor) -> torch.Tensor:
+    """``t`` [R, C] with unit column stride: itself (any row stride), else one copy."""
+    return t if t.shape[1] <= 1 or t.stride(1) == 1 else t.contiguous()
+
+
+def _merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """``merge_stats`` of checked inputs (m2s in means' dtype; row-strided views are read in place), and
+    invstd = 1/sqrt(var + eps) computed in the same launch when ``eps`` is given (else None)."""
     if uses_triton(means):
-        return K.merge_stats(counts, means, m2s)
+        return K.merge_stats(counts.to(means.dtype), _unit_cols(means), _unit_cols(m2s), eps)
     n = torch.zeros((), dtype=means.dtype, device=means.device)
     mean = torch.zeros_like(means[0])
     m2 = torch.zeros_like(means[0])
@@ -463,7 +476,7 @@ def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor
         m2 = torch.where(take, torch.where(first, m2s[r], m2 + m2s[r] + delta * delta * (n * w)), m2)
         n = tot
     var = torch.where(n > 0, m2 / torch.where(n > 0, n, 1.0), 0.0)
-    return n, mean, var
+    return n, mean, var, (None if eps is None else torch.rsqrt(var + eps))
 
 
 def update_running_stats_(running_mean: torch.Tensor, running_var: torch.Tensor, mean: torch.Tensor,
@@ -474,6 +487,11 @@ def update_running_stats_(running_mean: torch.Tensor, running_var: torch.Tensor,
     momentum = check_momentum(momentum)
     if momentum is None and num_batches_tracked is None:
         raise ValueError("momentum=None (cumulative average) needs num_batches_tracked")
+    _update_running_stats_(running_mean, running_var, mean, var, count, momentum, num_batches_tracked)
+
+
+def _update_running_stats_(running_mean, running_var, mean, var, count, momentum, num_batches_tracked) -> None:
+    """``update_running_stats_`` with checked arguments (SyncBatchNorm's forward)."""
     if uses_triton(running_mean):
         rm, rv = _c(running_mean), _c(running_var)
         K.update_running(rm, rv, _c(mean), _c(var), count, momentum, num_batches_tracked)
@@ -499,7 +517,11 @@ def apply(x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor, weight: tor
     for name, t in (("mean", mean), ("invstd", invstd), ("weight", weight), ("bias", bias)):
         _check_channels(name, t, c, x)
     _check_like("z", z, x)
-    relu = _check_activation(activation)
+    return _apply(x, mean, invstd, weight, bias, z, _check_activation(activation))
+
+
+def _apply(x, mean, invstd, weight, bias, z, relu: bool) -> torch.Tensor:
+    """``apply`` with checked arguments (SyncBatchNorm's forward)."""
     if x.numel() == 0:
         return torch.empty_like(x)
     if not uses_triton(x):
@@ -525,6 +547,12 @@ def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd:
     _check_like("y", y, x)
     for name, t in (("mean", mean), ("invstd", invstd)):
         _check_channels(name, t, c, x)
+    return _backward_sums(dy, x, mean, invstd, y, relu)
+
+
+def _backward_sums(dy, x, mean, invstd, y, relu: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """``backward_sums`` with checked arguments (SyncBatchNorm's backward)."""
+    c = x.shape[1]
     acc = _acc(x.dtype)
     if x.numel() == 0:
         return x.new_zeros(c, dtype=acc), x.new_zeros(c, dtype=acc)
@@ -554,6 +582,16 @@ def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: t
     for name, t in (("mean", mean), ("invstd", invstd), ("weight", weight), ("sum_dy", sum_dy),
                     ("sum_dy_xhat", sum_dy_xhat)):
         _check_channels(name, t, c, x)
+    return _backward_dx(dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, None, count, y, relu, need_dz)
+
+
+def _backward_dx(dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, packed, count, y, relu: bool, need_dz: bool
+                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``backward_dx`` with checked arguments. ``packed``: the sums as one [2C] tensor (Σg, Σg·x̂) in the
+    accumulation dtype, used as it is by the kernel (then ``sum_dy``/``sum_dy_xhat`` may be None)."""
+    c = x.shape[1]
+    if packed is not None and sum_dy is None:
+        sum_dy, sum_dy_xhat = packed[:c], packed[c:]
     if x.numel() == 0:
         return torch.empty_like(x), (torch.empty_like(x) if need_dz else None)
     dz_alias = need_dz and not relu
@@ -570,7 +608,11 @@ def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: t
     xv = K.view(x)
     dx = torch.empty_like(xv.x)
     dz = torch.empty_like(xv.x) if (need_dz and relu) else None
-    sums = torch.cat((sum_dy.to(_acc(x.dtype)), sum_dy_xhat.to(_acc(x.dtype))))
+    acc = _acc(x.dtype)
+    if packed is not None and packed.dtype == acc and packed.is_contiguous():
+        sums = packed
+    else:
+        sums = torch.cat((sum_dy.to(acc), sum_dy_xhat.to(acc)))
     if isinstance(count, torch.Tensor):
         count = count.reshape(())
     K.backward_dx(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight), _c(mean),
