@@ -32,6 +32,9 @@ from ..kernels import layer_norm as K
 
 __all__ = ["layer_norm", "rms_norm"]
 
+#: torch's default RMSNorm eps per dtype (``torch.finfo`` builds a new object on every call).
+_FINFO_EPS = {dt: torch.finfo(dt).eps for dt in FLOAT_DTYPES}
+
 
 # ----------------------------------------------------------------------------- checks
 
@@ -44,22 +47,36 @@ def _check_args(
     residual: torch.Tensor | None,
     residual_dtype: torch.dtype | None,
     weight_offset: float,
+    compiling: bool,
 ) -> tuple[int, ...]:
-    check_float("x", x)
-    shape = normalize_shape(normalized_shape)
+    # Each check first compares attributes directly (the common, valid case) and only calls the shared
+    # checker, which raises with the message, when that comparison fails: this runs on every eager call.
+    if not isinstance(x, torch.Tensor) or x.dtype not in FLOAT_DTYPES:
+        check_float("x", x)
+    if type(normalized_shape) is int:
+        if normalized_shape < 0:
+            normalize_shape(normalized_shape)
+        shape = (normalized_shape,)
+    else:
+        shape = normalize_shape(normalized_shape)
     nd = len(shape)
-    if x.dim() < nd or tuple(x.shape[x.dim() - nd:]) != shape:
+    xshape = x.shape
+    if len(xshape) < nd or tuple(xshape[len(xshape) - nd:]) != shape:
         expected = ", ".join(str(s) for s in shape)
         raise ValueError(
             f"normalized_shape={list(shape)} expects an input of shape [*, {expected}], "
-            f"but the input has shape {list(x.shape)}"
+            f"but the input has shape {list(xshape)}"
         )
-    check_optional_param("weight", weight, shape, x)
-    check_optional_param("bias", bias, shape, x)
+    device = x.device
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (
+            not isinstance(p, torch.Tensor) or p.dtype not in FLOAT_DTYPES or p.shape != shape or p.device != device
+        ):
+            check_optional_param(name, p, shape, x)
     if residual is not None:
         check_float("residual", residual)
-        if residual.shape != x.shape:
-            raise ValueError(f"residual must have the input's shape {list(x.shape)}, got {list(residual.shape)}")
+        if residual.shape != xshape:
+            raise ValueError(f"residual must have the input's shape {list(xshape)}, got {list(residual.shape)}")
         check_same_device("residual", residual, x)
     if residual_dtype is not None:
         if residual_dtype not in FLOAT_DTYPES:
@@ -68,11 +85,12 @@ def _check_args(
             )
         if residual is None:
             raise ValueError("residual_dtype is given but residual is None")
-    if not torch.compiler.is_compiling():  # under dynamic shapes the float arguments may be symbolic
-        if isinstance(weight_offset, bool) or not isinstance(weight_offset, (int, float)) or not math.isfinite(
-            weight_offset
-        ):
-            raise TypeError(f"weight_offset must be a finite float, got {weight_offset!r}")
+    if not compiling:  # under dynamic shapes the float arguments may be symbolic
+        if type(weight_offset) is not float or not math.isfinite(weight_offset):
+            if isinstance(weight_offset, bool) or not isinstance(weight_offset, (int, float)) or not math.isfinite(
+                weight_offset
+            ):
+                raise TypeError(f"weight_offset must be a finite float, got {weight_offset!r}")
         if weight_offset != 0.0 and weight is None:
             raise ValueError("weight_offset shifts the weight, but weight is None")
     return shape
@@ -221,10 +239,15 @@ torch.library.register_autograd("fastnorm::norm_fwd", _op_backward, setup_contex
 
 
 class _NormFunction(torch.autograd.Function):
-    """Eager twin of ``norm_fwd``'s registered autograd: same launchers, no dispatcher round trip."""
+    """Eager twin of ``norm_fwd``'s registered autograd: same launchers, no dispatcher round trip.
+
+    The non-tensor arguments travel as one tuple ``(nd, eps, weight_offset, is_rms, residual_dtype)``:
+    ``Function.apply`` inspects every argument in Python, so fewer arguments cost less host time.
+    """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype):
+    def forward(ctx, x, weight, bias, residual, args):
+        nd, eps, weight_offset, is_rms, residual_dtype = args
         y, res_out, mean, rstd = _forward(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype,
                                           True, False)
         ctx.save_for_backward(x if residual is None else res_out, weight, mean, rstd)
@@ -241,17 +264,17 @@ class _NormFunction(torch.autograd.Function):
         nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
         dx, dres, dw, db = _backward(dy, dres_out, s, weight, mean, rstd, nd, eps, weight_offset, is_rms, bias_dtype,
                                      x_dtype, res_dtype, False)
-        return dx, dw, db, dres, None, None, None, None, None
+        return dx, dw, db, dres, None
 
 
-def _norm_triton(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype):
+def _norm_triton(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype, compiling):
     # The kernels index weight and bias as dense vectors; a strided or expanded view is made dense here,
     # inside the autograd graph, so its gradient still flows back to the view.
     if weight is not None and not weight.is_contiguous():
         weight = weight.contiguous()
     if bias is not None and not bias.is_contiguous():
         bias = bias.contiguous()
-    if torch.compiler.is_compiling():
+    if compiling:
         y, res_out, _, _ = torch.ops.fastnorm.norm_fwd(x, weight, bias, residual, nd, eps, weight_offset, is_rms,
                                                        residual_dtype)
         return y if residual is None else (y, res_out)
@@ -261,7 +284,7 @@ def _norm_triton(x, weight, bias, residual, nd, eps, weight_offset, is_rms, resi
         or (bias is not None and bias.requires_grad)
         or (residual is not None and residual.requires_grad)
     ):
-        return _NormFunction.apply(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype)
+        return _NormFunction.apply(x, weight, bias, residual, (nd, eps, weight_offset, is_rms, residual_dtype))
     y, res_out, _, _ = _forward(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype, False,
                                 False)
     return y if residual is None else (y, res_out)
@@ -315,13 +338,15 @@ def layer_norm(
     ``y`` has x's dtype. Differentiable in x, weight, bias and residual. ``weight``/``bias`` may be in
     x's dtype or float32.
     """
-    shape = _check_args(x, normalized_shape, weight, bias, residual, residual_dtype, weight_offset)
-    if not torch.compiler.is_compiling():  # eps may be a symbolic float under dynamic shapes
-        eps = check_eps(eps)
+    compiling = torch.compiler.is_compiling()
+    shape = _check_args(x, normalized_shape, weight, bias, residual, residual_dtype, weight_offset, compiling)
+    if not compiling:  # eps may be a symbolic float under dynamic shapes
+        if type(eps) is not float or not eps >= 0.0 or eps == math.inf:
+            eps = check_eps(eps)
         weight_offset = float(weight_offset)
     if not uses_triton(x):
         return _norm_torch(x, shape, weight, bias, residual, eps, weight_offset, False, residual_dtype)
-    return _norm_triton(x, weight, bias, residual, len(shape), eps, weight_offset, False, residual_dtype)
+    return _norm_triton(x, weight, bias, residual, len(shape), eps, weight_offset, False, residual_dtype, compiling)
 
 
 def rms_norm(
@@ -339,13 +364,14 @@ def rms_norm(
     ``y = s / sqrt(mean(s²) + eps) * (weight + weight_offset)`` per row (``s`` as in :func:`layer_norm`);
     ``eps=None`` means ``torch.finfo(x.dtype).eps``. Returns ``y``, or ``(y, s)`` with a residual.
     """
-    shape = _check_args(x, normalized_shape, weight, None, residual, residual_dtype, weight_offset)
+    compiling = torch.compiler.is_compiling()
+    shape = _check_args(x, normalized_shape, weight, None, residual, residual_dtype, weight_offset, compiling)
     if eps is None:
-        eps = torch.finfo(x.dtype).eps
-    elif not torch.compiler.is_compiling():  # eps may be a symbolic float under dynamic shapes
-        eps = check_eps(eps)
-    if not torch.compiler.is_compiling():
+        eps = _FINFO_EPS[x.dtype]
+    elif not compiling and (type(eps) is not float or not eps >= 0.0 or eps == math.inf):
+        eps = check_eps(eps)  # eps may be a symbolic float under dynamic shapes, hence not while compiling
+    if not compiling:
         weight_offset = float(weight_offset)
     if not uses_triton(x):
         return _norm_torch(x, shape, weight, None, residual, eps, weight_offset, True, residual_dtype)
-    return _norm_triton(x, weight, None, residual, len(shape), eps, weight_offset, True, residual_dtype)
+    return _norm_triton(x, weight, None, residual, len(shape), eps, weight_offset, True, residual_dtype, compiling)
