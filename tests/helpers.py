@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import torch
 
@@ -27,3 +34,61 @@ def assert_close(what: str, actual: torch.Tensor, expected: np.ndarray, dtype: t
 def poisoned_like(t: torch.Tensor) -> torch.Tensor:
     """A tensor shaped like ``t`` filled with NaN, so any element a kernel fails to write shows."""
     return torch.full_like(t, float("nan"))
+
+
+def launch_ranks(script: Path, args: list[str], world: int, interpret: bool, tmp_path: Path, result_tag: str,
+                 timeout: float) -> tuple[list[str], list[dict | None]]:
+    """Run ``python script *args`` as ``world`` gloo ranks and collect what each reports.
+
+    Each rank gets RANK, WORLD_SIZE, FASTNORM_TEST_INIT (a file store in ``tmp_path``), TRITON_INTERPRET
+    ("1" with ``interpret``) and ``src``/``tests`` on PYTHONPATH, logs to ``tmp_path/rank{r}.log``, and prints
+    one line ``result_tag + json`` with a ``failures`` list. All ranks are killed once ``timeout`` seconds
+    have passed, so a hung collective fails the test instead of hanging it.
+
+    Returns ``(problems, results)``: the problems found (a rank with no result, its log's tail; a non-zero
+    exit; every failure a rank reported) and each rank's parsed result (None where it printed none).
+    """
+    tests_dir = Path(__file__).resolve().parent
+    env = dict(os.environ)
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TRITON_INTERPRET="1" if interpret else "0",
+               WORLD_SIZE=str(world), FASTNORM_TEST_INIT=f"file://{tmp_path / 'store'}",
+               GLOO_SOCKET_IFNAME=env.get("GLOO_SOCKET_IFNAME", "lo"))
+    paths = (str(tests_dir.parent / "src"), str(tests_dir), env.get("PYTHONPATH"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    logs = [tmp_path / f"rank{r}.log" for r in range(world)]
+    procs = []
+    for r in range(world):
+        with open(logs[r], "w") as f:
+            procs.append(subprocess.Popen([sys.executable, str(script), *args], env={**env, "RANK": str(r)},
+                                          stdout=f, stderr=subprocess.STDOUT))
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    for p in procs:
+        try:
+            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            break
+    if timed_out:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        for p in procs:
+            p.wait()
+    problems: list[str] = []
+    results: list[dict | None] = []
+    for r, (p, log) in enumerate(zip(procs, logs, strict=True)):
+        text = log.read_text()
+        lines = [ln for ln in text.splitlines() if ln.startswith(result_tag)]
+        if not lines:
+            tail = "\n".join(text.splitlines()[-30:])
+            problems.append(f"rank {r}: exit code {p.returncode}, no result{' (timed out)' if timed_out else ''}\n"
+                            f"{tail}")
+            results.append(None)
+            continue
+        res = json.loads(lines[-1][len(result_tag):])
+        results.append(res)
+        problems += [f"rank {r}: {msg}" for msg in res["failures"]]
+        if p.returncode != 0:
+            problems.append(f"rank {r}: exit code {p.returncode}")
+    return problems, results

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
+
+from helpers import launch_ranks
 
 RESULT_TAG = "FASTNORM_DDP_RESULT "
 HERE = Path(__file__).resolve()
@@ -38,47 +37,9 @@ WORLD = 2
 
 
 def _launch(interpret: bool, tmp_path: Path, timeout: float = 240.0) -> None:
-    env = dict(os.environ)
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TRITON_INTERPRET="1" if interpret else "0",
-               WORLD_SIZE=str(WORLD), FASTNORM_TEST_INIT=f"file://{tmp_path / 'store'}",
-               GLOO_SOCKET_IFNAME=env.get("GLOO_SOCKET_IFNAME", "lo"))
-    src = str(HERE.parent.parent / "src")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, str(HERE.parent), env.get("PYTHONPATH")) if p)
-    logs = [tmp_path / f"rank{r}.log" for r in range(WORLD)]
-    procs = []
-    for r in range(WORLD):
-        with open(logs[r], "w") as f:
-            procs.append(subprocess.Popen([sys.executable, str(HERE)], env={**env, "RANK": str(r)}, stdout=f,
-                                          stderr=subprocess.STDOUT))
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    for p in procs:
-        try:
-            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            break
-    if timed_out:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-        for p in procs:
-            p.wait()
-    problems = []
-    for r, (p, log) in enumerate(zip(procs, logs, strict=True)):
-        text = log.read_text()
-        lines = [ln for ln in text.splitlines() if ln.startswith(RESULT_TAG)]
-        if not lines:
-            tail = "\n".join(text.splitlines()[-30:])
-            problems.append(f"rank {r}: exit code {p.returncode}, no result{' (timed out)' if timed_out else ''}\n"
-                            f"{tail}")
-            continue
-        res = json.loads(lines[-1][len(RESULT_TAG):])
-        problems += [f"rank {r}: {msg}" for msg in res["failures"]]
-        if res["scenarios"] != 2:
-            problems.append(f"rank {r}: ran {res['scenarios']} scenarios, expected 2")
-        if p.returncode != 0:
-            problems.append(f"rank {r}: exit code {p.returncode}")
+    problems, results = launch_ranks(HERE, [], WORLD, interpret, tmp_path, RESULT_TAG, timeout)
+    problems += [f"rank {r}: ran {res['scenarios']} scenarios, expected 2"
+                 for r, res in enumerate(results) if res is not None and res["scenarios"] != 2]
     assert not problems, "\n".join(problems)
 
 

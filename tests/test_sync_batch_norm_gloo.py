@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from helpers import launch_ranks
 
 RESULT_TAG = "FASTNORM_SYNCBN_RESULT "
 HERE = Path(__file__).resolve().parent
@@ -31,47 +31,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def _launch(suite: str, world: int, interpret: bool, tmp_path: Path, timeout: float = 150.0) -> None:
-    env = dict(os.environ)
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TRITON_INTERPRET="1" if interpret else "0",
-               WORLD_SIZE=str(world), FASTNORM_TEST_INIT=f"file://{tmp_path / 'store'}",
-               GLOO_SOCKET_IFNAME=env.get("GLOO_SOCKET_IFNAME", "lo"))
-    src = str(HERE.parent / "src")
-    env["PYTHONPATH"] = src + os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else src
-    logs = [tmp_path / f"rank{r}.log" for r in range(world)]
-    procs = []
-    for r in range(world):
-        with open(logs[r], "w") as f:
-            procs.append(subprocess.Popen([sys.executable, str(Path(__file__).resolve()), suite],
-                                          env={**env, "RANK": str(r)}, stdout=f, stderr=subprocess.STDOUT))
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    for p in procs:
-        try:
-            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            break
-    if timed_out:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-        for p in procs:
-            p.wait()
-    problems = []
-    for r, (p, log) in enumerate(zip(procs, logs, strict=True)):
-        text = log.read_text()
-        lines = [ln for ln in text.splitlines() if ln.startswith(RESULT_TAG)]
-        if not lines:
-            tail = "\n".join(text.splitlines()[-25:])
-            problems.append(f"rank {r}: exit code {p.returncode}, no result{' (timed out)' if timed_out else ''}"
-                            f"\n{tail}")
-            continue
-        res = json.loads(lines[-1][len(RESULT_TAG):])
-        problems += [f"rank {r}: {msg}" for msg in res["failures"]]
-        if res["cases"] == 0:
-            problems.append(f"rank {r}: ran no cases")
-        if p.returncode != 0:
-            problems.append(f"rank {r}: exit code {p.returncode}")
+    problems, results = launch_ranks(Path(__file__).resolve(), [suite], world, interpret, tmp_path, RESULT_TAG,
+                                     timeout)
+    problems += [f"rank {r}: ran no cases" for r, res in enumerate(results) if res is not None and res["cases"] == 0]
     assert not problems, "\n".join(problems)
 
 
