@@ -313,6 +313,7 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
     env = common.environment(device)
 
     rows = None
+    check_reused = False
     check_path = out_dir / "check.json"
     if not skip_check:
         print(f"\n=== correctness check ({'quick' if quick else 'full'} battery)", flush=True)
@@ -327,6 +328,7 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
         rows = [check_mod.CheckRow.from_dict(d) for d in saved["rows"]]
         where = saved.get("where", where)
         print(f"reusing the check in {check_path}: {check_mod.summary(rows)}", flush=True)
+        check_reused = True
 
     if gpu:
         for suite in wanted:
@@ -347,7 +349,8 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
     print("\n=== summary")
     print(f"  report: {out_dir / 'report.md'}")
     if rows is not None:
-        print(f"  ran: correctness check ({len(rows)} rows) — {where}: {check_mod.summary(rows)}")
+        verb = "reused" if check_reused else "ran"
+        print(f"  {verb}: correctness check ({len(rows)} rows) — {where}: {check_mod.summary(rows)}")
     for r in results:
         if r.get("reused"):
             print(f"  reused: {r['suite']} benchmark from an earlier run ({r['json']})")
