@@ -175,6 +175,15 @@ def test_multi_dim_normalized_shape(device):
     _check_all(True, x, [3, 4, 5], _rand((3, 4, 5), torch.float32, device, 5), None, 1e-6, dy, nd=3)
 
 
+@pytest.mark.parametrize("is_rms", [False, True])
+def test_two_dim_input_normalized_over_both_dims(device, is_rms):
+    """A 2-D input is one row of rows·cols elements here, not ``rows`` rows (a 2-D fast path must check n)."""
+    x = _rand((3, 4), torch.float32, device, 1)
+    w = _rand((3, 4), torch.float32, device, 2)
+    dy = _rand((3, 4), torch.float32, device, 4)
+    _check_all(is_rms, x, (3, 4), w, None if is_rms else _rand((3, 4), torch.float32, device, 3), 1e-5, dy, nd=2)
+
+
 def test_fp32_weight_with_bf16_input(device):
     n = 129
     x = _rand((3, n), torch.bfloat16, device, 1)

@@ -407,7 +407,10 @@ def _sum_partials_kernel(
 
 
 def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
-    """``t`` as an ``(M, n)`` matrix with unit column stride: a view when the strides allow, else one copy."""
+    """``t`` as an ``(M, n)`` matrix with unit column stride: ``t`` itself when it already is one (no new
+    view: the common 2-D case, on the eager hot path), a view when the strides allow, else one copy."""
+    if t.dim() == 2 and t.shape[1] == n and (n == 1 or t.stride(1) == 1):
+        return t
     t2 = t.reshape(-1, n)
     if n > 1 and t2.stride(1) != 1:
         t2 = t2.contiguous()

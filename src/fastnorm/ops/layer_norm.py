@@ -99,14 +99,6 @@ def _check_args(
 # ----------------------------------------------------------------------------- Triton path (shared by all entries)
 
 
-def _rows(t: torch.Tensor, n: int) -> torch.Tensor:
-    """``K.as_rows(t, n)``, skipping the reshape (a new view each call) when ``t`` already is ``(M, n)``
-    with unit column stride, the common 2-D case."""
-    if t.dim() == 2 and (n == 1 or t.stride(1) == 1):
-        return t
-    return K.as_rows(t, n)
-
-
 def _forward(
     x: torch.Tensor,
     weight: torch.Tensor | None,
@@ -132,8 +124,8 @@ def _forward(
         rstd = torch.empty((m,), dtype=stat, device=x.device) if store_stats else None
         mean = torch.empty((m,), dtype=stat, device=x.device) if store_stats and not is_rms else None
         return y, res_out, mean, rstd
-    x2d = _rows(x, n)
-    r2d = None if residual is None else _rows(residual, n)
+    x2d = K.as_rows(x, n)
+    r2d = None if residual is None else K.as_rows(residual, n)
     return K.norm_fwd(x2d, weight, bias, r2d, eps, weight_offset, is_rms, residual_dtype, store_stats, traceable,
                       out_shape=x.shape)
 
@@ -166,8 +158,8 @@ def _backward(
     if dy is None:  # only residual_out was used downstream
         dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
     return K.norm_bwd(
-        _rows(dy, n), _rows(s, n), weight, bias_dtype is not None, mean, rstd,
-        None if dres_out is None else _rows(dres_out, n), x_dtype, residual_in_dtype, eps, weight_offset, is_rms,
+        K.as_rows(dy, n), K.as_rows(s, n), weight, bias_dtype is not None, mean, rstd,
+        None if dres_out is None else K.as_rows(dres_out, n), x_dtype, residual_in_dtype, eps, weight_offset, is_rms,
         bias_dtype=bias_dtype, traceable=traceable, out_shape=s.shape, param_shape=pshape,
     )
 
