@@ -49,6 +49,23 @@ def check_param_shape(p: np.ndarray | None, shape: tuple[int, ...], name: str) -
         raise ValueError(f"{name} must have shape {shape}, got {p.shape}")
 
 
+def row_norm_backward_inputs(dy, x, weight, stats: dict, normalized_ndim: int, dt: np.dtype):
+    """The checked, working-precision inputs of a LayerNorm/RMSNorm backward:
+    ``(dy, x, weight | None, {name: per-row statistic}, leading_shape, row_length)``."""
+    x = as_work(x, dt, "x")
+    dy = as_work(dy, dt, "dy")
+    if dy.shape != x.shape:
+        raise ValueError(f"dy must have the shape of x {x.shape}, got {dy.shape}")
+    lead, n = split_rows(x.shape, normalized_ndim)
+    w = as_work_optional(weight, dt, "weight")
+    check_param_shape(w, x.shape[len(lead):], "weight")
+    checked = {}
+    for name, value in stats.items():
+        checked[name] = as_work(value, dt, name)
+        check_param_shape(checked[name], lead, name)
+    return dy, x, w, checked, lead, n
+
+
 def check_eps(eps) -> float:
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating, np.integer)):
         raise TypeError(f"eps must be a real number, got {type(eps).__name__}")

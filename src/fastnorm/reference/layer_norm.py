@@ -21,7 +21,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import as_work, as_work_optional, check_eps, check_param_shape, split_rows, work_dtype
+from ._common import (
+    as_work,
+    as_work_optional,
+    check_eps,
+    check_param_shape,
+    row_norm_backward_inputs,
+    split_rows,
+    work_dtype,
+)
 
 
 def layer_norm_forward(x, weight, bias, eps, normalized_ndim=1, *, dtype=None):
@@ -64,18 +72,10 @@ def layer_norm_backward(dy, x, weight, mean, rstd, normalized_ndim=1, has_bias=T
     ``dx`` is empty and ``dweight``/``dbias`` are zeros.
     """
     dt = work_dtype(dtype)
-    x = as_work(x, dt, "x")
-    dy = as_work(dy, dt, "dy")
-    if dy.shape != x.shape:
-        raise ValueError(f"dy must have the shape of x {x.shape}, got {dy.shape}")
-    lead, n = split_rows(x.shape, normalized_ndim)
+    dy, x, w, stats, lead, n = row_norm_backward_inputs(dy, x, weight, {"mean": mean, "rstd": rstd},
+                                                        normalized_ndim, dt)
+    mean, rstd = stats["mean"], stats["rstd"]
     pshape = x.shape[len(lead):]
-    w = as_work_optional(weight, dt, "weight")
-    check_param_shape(w, pshape, "weight")
-    mean = as_work(mean, dt, "mean")
-    rstd = as_work(rstd, dt, "rstd")
-    check_param_shape(mean, lead, "mean")
-    check_param_shape(rstd, lead, "rstd")
 
     rows, drows = x.reshape(-1, n), dy.reshape(-1, n)
     r = rstd.reshape(-1, 1)

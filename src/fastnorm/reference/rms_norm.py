@@ -16,7 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import as_work, as_work_optional, check_eps, check_param_shape, split_rows, work_dtype
+from ._common import (
+    as_work,
+    as_work_optional,
+    check_eps,
+    check_param_shape,
+    row_norm_backward_inputs,
+    split_rows,
+    work_dtype,
+)
 
 
 def _rms_eps(eps, x: np.ndarray) -> float:
@@ -52,16 +60,9 @@ def rms_norm_forward(x, weight, eps, normalized_ndim=1, *, dtype=None):
 def rms_norm_backward(dy, x, weight, rstd, normalized_ndim=1, *, dtype=None):
     """Gradients of RMSNorm: ``(dx, dweight)`` (``dweight`` is ``None`` without a weight)."""
     dt = work_dtype(dtype)
-    x = as_work(x, dt, "x")
-    dy = as_work(dy, dt, "dy")
-    if dy.shape != x.shape:
-        raise ValueError(f"dy must have the shape of x {x.shape}, got {dy.shape}")
-    lead, n = split_rows(x.shape, normalized_ndim)
+    dy, x, w, stats, lead, n = row_norm_backward_inputs(dy, x, weight, {"rstd": rstd}, normalized_ndim, dt)
+    rstd = stats["rstd"]
     pshape = x.shape[len(lead):]
-    w = as_work_optional(weight, dt, "weight")
-    check_param_shape(w, pshape, "weight")
-    rstd = as_work(rstd, dt, "rstd")
-    check_param_shape(rstd, lead, "rstd")
 
     rows, drows = x.reshape(-1, n), dy.reshape(-1, n)
     r = rstd.reshape(-1, 1)
