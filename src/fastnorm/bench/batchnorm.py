@@ -418,7 +418,6 @@ def plot(doc: dict, out: Path) -> list[str]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="bench-results", help="directory for the JSON and plots")
     p.add_argument("--quick", action="store_true", help="two shapes, bfloat16 only (about a minute)")
     p.add_argument("--dtypes", help="comma list of bf16,fp32,fp16 input dtypes (default bf16,fp32; quick: bf16)")
     p.add_argument("--layouts", default="nchw,channels_last", help="comma list of nchw,channels_last")
@@ -427,15 +426,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shapes", help="custom shapes NxCxHxW, comma separated")
     p.add_argument("--compile", choices=("subset", "all", "none"), default="subset",
                    help="where torch.compile is measured (default: the published shapes only)")
-    p.add_argument("--time-budget", type=float, help="seconds after which remaining measurements are skipped")
-    p.add_argument("--compile-budget", type=float, help="seconds of torch.compile compilation allowed")
-    p.add_argument("--warmup-ms", type=float, default=25.0)
-    p.add_argument("--rep-ms", type=float, default=100.0)
-    p.add_argument("--copy-mib", type=float, default=1024.0, help="size of the copy-bandwidth tensor (MiB)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
-                   help="cuda (default when present); cpu only tests the harness")
+    common.add_run_arguments(p)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -638,3 +638,18 @@ def try_import(module: str) -> tuple[Any, str | None]:
         return importlib.import_module(module), None
     except Exception as exc:  # any failure of an optional peer means "not available"
         return None, short_error(exc)
+
+
+def add_run_arguments(p) -> None:
+    """The flags every single-process suite takes: where results go, time budgets, timing, the copy
+    ceiling's size, the seed, plots and the device (each suite adds its own shapes, dtypes and peers)."""
+    p.add_argument("--out", default="bench-results", help="directory for the JSON and plots")
+    p.add_argument("--time-budget", type=float, help="seconds after which remaining measurements are skipped")
+    p.add_argument("--compile-budget", type=float, help="seconds of torch.compile compilation allowed")
+    p.add_argument("--warmup-ms", type=float, default=25.0)
+    p.add_argument("--rep-ms", type=float, default=100.0)
+    p.add_argument("--copy-mib", type=float, default=1024.0, help="size of the copy-bandwidth tensor (MiB)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                   help="cuda (default when present); cpu only tests the harness")

@@ -516,7 +516,6 @@ def plot(doc: dict, out: Path) -> list[str]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="bench-results", help="directory for the JSON and plots")
     p.add_argument("--quick", action="store_true", help="few shapes, bfloat16 only (about a minute)")
     p.add_argument("--dtypes", help="comma list of fp32,bf16,fp16 (default bf16,fp32; quick: bf16)")
     p.add_argument("--ops", default="fwd,bwd", help="comma list of fwd,bwd")
@@ -526,15 +525,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--residual", action="store_true", help="benchmark the fused residual add (y, h = norm(x + r))")
     p.add_argument("--compile", choices=("subset", "all", "none"), default="subset",
                    help="where torch.compile is measured (default: the peers' published N only)")
-    p.add_argument("--time-budget", type=float, help="seconds after which remaining measurements are skipped")
-    p.add_argument("--compile-budget", type=float, help="seconds of torch.compile compilation allowed")
-    p.add_argument("--warmup-ms", type=float, default=25.0)
-    p.add_argument("--rep-ms", type=float, default=100.0)
-    p.add_argument("--copy-mib", type=float, default=1024.0, help="size of the copy-bandwidth tensor (MiB)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
-                   help="cuda (default when present); cpu only tests the harness")
+    common.add_run_arguments(p)
 
 
 def main(argv: list[str] | None, op: str) -> int:
