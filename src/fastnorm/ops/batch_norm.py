@@ -151,11 +151,9 @@ def _empty_stats(x, running_mean, running_var, batch_stats, eps):
 def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stats: bool, update: bool,
                   momentum: float | None, eps: float, fix_gamma: bool, relu: bool):
     """-> (y, shift, mean_rel (empty when 0), invstd); updates the running statistics when ``update``."""
-    acc = _acc(x.dtype)
-    no_rel = x.new_empty(0, dtype=acc)
     if x.numel() == 0:
         shift, rstd = _empty_stats(x, running_mean, running_var, batch_stats, eps)
-        return torch.empty_like(x), shift, no_rel, rstd
+        return torch.empty_like(x), shift, x.new_empty(0, dtype=_acc(x.dtype)), rstd
     if not uses_triton(x):
         return _forward_torch(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum,
                               eps, fix_gamma, relu)
@@ -173,7 +171,7 @@ def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stat
     else:
         shift, rstd = K.apply(xv, y, zv, weight, bias, rm, None, rv, is_var=True, eps=eps, fix_gamma=fix_gamma,
                               relu=relu, save=True)
-        mrel = no_rel
+        mrel = x.new_empty(0, dtype=_acc(x.dtype))  # no mean relative to the shift: running stats are used
     if xv.x is not x:
         y = _like_x(y, x)
     return y, shift, mrel, rstd
