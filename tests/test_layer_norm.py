@@ -627,3 +627,23 @@ def test_reference_sanity_of_helper():
     b = torch.randn(9, dtype=torch.float64)
     y, _, _, _ = _reference(False, x, w, b, 1e-5, torch.ones_like(x))
     np.testing.assert_allclose(y, F.layer_norm(x, (9,), w, b).numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_as_rows_reads_in_place_only_what_compiles_like_the_dense_rows():
+    """Strided rows are used in place only when the kernels' specialization (row stride 1 / multiple of 16,
+    16-byte base) equals that of the dense rows; else one copy (bitwise the contiguous result on GPU)."""
+    dense = torch.randn(4, 9)
+    assert K.as_rows(dense, 9) is dense
+    wide = torch.randn(4, 27)
+    assert K.as_rows(wide[:, :9], 9).data_ptr() == wide.data_ptr()  # stride 27: same class as 9
+    assert K.as_rows(torch.randn(4, 16)[:, :9], 9).stride(0) == 9  # stride 16 vs 9: copied
+    assert K.as_rows(torch.randn(4, 32)[:, :16], 16).stride(0) == 32  # both multiples of 16: in place
+    assert K.as_rows(torch.randn(1, 9).expand(4, 9), 9).stride(0) == 9  # stride 0 vs 9: copied
+    assert K.as_rows(torch.randn(1, 16).expand(4, 16), 16).stride(0) == 0  # 0 and 16: in place
+    unaligned = torch.randn(4 * 27 + 1)[1:].view(4, 27)[:, :9]  # base 4 bytes past an aligned one
+    assert K.as_rows(unaligned, 9).stride(0) == 9
+    one = torch.randn(1, 9).expand(1, 9)
+    assert K.as_rows(one.as_strided((1, 9), (0, 1)), 9).stride() == (9, 1)
+    x3 = torch.randn(2, 3, 9)
+    assert K.as_rows(x3, 9).shape == (6, 9) and K.as_rows(x3, 9).data_ptr() == x3.data_ptr()
+    assert K.as_rows(x3.transpose(0, 1), 9).is_contiguous()

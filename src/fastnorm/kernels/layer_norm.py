@@ -67,6 +67,17 @@ def _rsqrt(v, IS_F64: tl.constexpr):
 
 
 @triton.jit
+def _prod(a, b):
+    """a·b rounded on its own, for products that ``tl.sum`` reduces across lanes. A plain product is
+    contracted into the first butterfly add of the reduction as an FMA on each lane, against the rounded
+    product of its partner lane, so the lanes' copies of the sum differ in the last bit
+    (triton-lang/triton#7264): a row's statistic would depend on the lane that reads it, and storing it
+    is a shared-memory write race (compute-sanitizer racecheck). ``fma(a, b, +0.0)`` rounds once and is
+    never folded into a multiply (-0.0 + 0.0 = +0.0), so every lane adds the same rounded products."""
+    return tl.fma(a, b, 0.0)
+
+
+@triton.jit
 def _fwd_tile(
     blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro, eps, weight_offset,
     w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
@@ -87,7 +98,7 @@ def _fwd_tile(
                   rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
     if IS_RMS:
         xc = s
-        var = tl.sum(s * s, axis=1) / N
+        var = tl.sum(_prod(s, s), axis=1) / N
     else:
         # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
         k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
@@ -98,7 +109,7 @@ def _fwd_tile(
         xc = d - mean[:, None]
         if not EVEN_N:
             xc = tl.where(mask, xc, 0.0)
-        var = tl.sum(xc * xc, axis=1) / N
+        var = tl.sum(_prod(xc, xc), axis=1) / N
     rstd = _rsqrt(var + eps, IS_F64)
     y = xc * rstd[:, None]
     if not HOIST:  # one-row tiles load weight and bias here, after the statistics (fewer live registers)
@@ -195,9 +206,9 @@ def _norm_fwd_kernel(
                 # chunk past N saw one sample fewer.
                 tail = N - (num_chunks - 1) * BLOCK_N
                 cnt_e = tl.where(cols[None, :] < tail, num_chunks, num_chunks - 1).to(ACC)
-                mean = tl.sum(cnt_e * mean_e, axis=1) / N
+                mean = tl.sum(_prod(cnt_e, mean_e), axis=1) / N
                 dev = mean_e - mean[:, None]
-                var = (tl.sum(m2_e, axis=1) + tl.sum(cnt_e * dev * dev, axis=1)) / N
+                var = (tl.sum(m2_e, axis=1) + tl.sum(_prod(cnt_e * dev, dev), axis=1)) / N
             rstd = _rsqrt(var + eps, IS_F64)
             # Pass 2: re-read the row (from L2; residual_out when fused: one tensor instead of two).
             # The barrier makes every thread's residual_out stores visible to the threads re-reading them.
@@ -272,10 +283,10 @@ def _norm_bwd_kernel(
             else:
                 g = dy
             if IS_RMS:
-                c1 = tl.sum(g * xhat, axis=1) / N
+                c1 = tl.sum(_prod(g, xhat), axis=1) / N
                 dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
             else:
-                c1 = tl.sum(g * xhat, axis=1) / N
+                c1 = tl.sum(_prod(g, xhat), axis=1) / N
                 c2 = tl.sum(g, axis=1) / N
                 dx = g * rstd[:, None] - (xhat * (c1 * rstd)[:, None] + (c2 * rstd)[:, None])
             # With N = 1 (RMS) or N = 2 (LN) the projection above cancels to rounding noise; the exact
@@ -366,7 +377,7 @@ def _norm_bwd_kernel(
                 if HAS_DRES:
                     tl.store(DRES + rows64[:, None] * stride_dres + ccols, dx, mask=mask)
                 if HAS_W:
-                    pw = tl.sum(dy * xhat, axis=0, keep_dims=True)
+                    pw = tl.sum(_prod(dy, xhat), axis=0, keep_dims=True)
                     if not first:
                         pw += tl.load(DW_PART + part + ccols, mask=col_mask, other=0.0)
                     tl.store(DW_PART + part + ccols, pw, mask=col_mask)
@@ -408,13 +419,24 @@ def _sum_partials_kernel(
 
 def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     """``t`` as an ``(M, n)`` matrix with unit column stride: ``t`` itself when it already is one (no new
-    view: the common 2-D case, on the eager hot path), a view when the strides allow, else one copy."""
-    if t.dim() == 2 and t.shape[1] == n and (n == 1 or t.stride(1) == 1):
-        return t
-    t2 = t.reshape(-1, n)
+    view: the common 2-D case, on the eager hot path), a view when the strides allow, else one copy.
+
+    Rows spaced by a stride other than ``n`` (a slice of wider rows, an expanded tensor) are read in place
+    only when Triton compiles the kernels for them exactly as for the dense rows: it specializes on a
+    stride being 1 or a multiple of 16 and on 16-byte alignment of the base, and a different
+    specialization may vectorize the loads differently and change the order of a row's sum. Otherwise they
+    are copied once, so a strided input gives bitwise the result of its contiguous copy."""
+    t2 = t if t.dim() == 2 and t.shape[1] == n else t.reshape(-1, n)
     if n > 1 and t2.stride(1) != 1:
-        t2 = t2.contiguous()
-    return t2
+        return t2.contiguous()
+    rs = t2.stride(0)
+    if rs == n:
+        return t2
+    if t2.shape[0] == 1:  # one row: the stride is never used; give it the dense value
+        return t2.as_strided((1, n), (n, 1))
+    if (rs == 1) == (n == 1) and (rs % 16 == 0) == (n % 16 == 0) and t2.data_ptr() % 16 == 0:
+        return t2
+    return t2.contiguous()
 
 
 _fwd = _Launcher(_norm_fwd_kernel)
