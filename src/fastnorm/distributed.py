@@ -177,16 +177,15 @@ class _SyncBatchNormFunction(torch.autograd.Function):
                 activation, group, world_size, count_check):
         x = _dense_layout(x)
         c = x.shape[1]
-        mean, m2 = _bn._local_stats(x, c)
-        local_count = mean.new_full((1,), float(x.numel() // c))
-        gathered = all_gather_stats(torch.cat((mean, m2, local_count)), group, world_size)
+        # [mean | M2 | count] of this rank's shard, written by one launch, gathered as it is.
+        gathered = all_gather_stats(_bn._local_stats(x, c), group, world_size)
         counts = gathered[:, 2 * c]
         if count_check is not None:
             count_check.check_gathered(x, counts, world_size)
-        # The gathered rows are read in place; invstd = 1/sqrt(var + eps) comes from the same launch.
-        count, gmean, var, invstd = _bn._merge_stats(counts, gathered[:, :c], gathered[:, c:2 * c], eps)
-        if running_mean is not None:
-            _bn._update_running_stats_(running_mean, running_var, gmean, var, count, momentum, num_batches_tracked)
+        # The gathered rows are read in place; invstd = 1/sqrt(var + eps) and the running statistics'
+        # update come from the same launch.
+        running = None if running_mean is None else (running_mean, running_var, momentum, num_batches_tracked)
+        count, gmean, var, invstd = _bn._merge_stats(counts, gathered[:, :c], gathered[:, c:2 * c], eps, running)
         y = _bn._apply(x, gmean, invstd, weight, bias, z, activation == "relu")
         ctx.save_for_backward(x, weight, gmean, invstd, count, y if activation is not None else None)
         ctx.activation = activation
@@ -200,14 +199,16 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         need_dx, need_dw, need_db, need_dz = ctx.needs_input_grad[:4]
         dy = _in_layout_of(dy, x)
         relu = ctx.activation == "relu"
-        sum_dy, sum_dy_xhat = _bn._backward_sums(dy, x, mean, invstd, y, relu)
-        dw = sum_dy_xhat.to(weight.dtype) if need_dw else None
-        db = sum_dy.to(ctx.bias_dtype) if need_db else None
+        c = x.shape[1]
+        # The local parameter gradients come out of the same launch as the packed [Σg | Σg·x̂] sums.
+        dw = x.new_empty(c, dtype=weight.dtype) if need_dw else None
+        db = x.new_empty(c, dtype=ctx.bias_dtype) if need_db else None
+        sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db)
         dx = dz = None
         if need_dx:
-            total = all_reduce_sums_(torch.cat((sum_dy, sum_dy_xhat)), ctx.group)
-            # The reduced [2C] sums go to the dx kernel as they are (no split and re-pack).
-            dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, None, None, total, count, y, relu, need_dz)
+            # Reduced in place and passed to the dx kernel as they are (no split and re-pack).
+            all_reduce_sums_(sums, ctx.group)
+            dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, None, None, sums, count, y, relu, need_dz)
         elif need_dz:
             dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)
         if not need_dz:

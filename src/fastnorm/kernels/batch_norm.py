@@ -312,8 +312,9 @@ def _bn_fwd_fused_kernel(
     RELU: tl.constexpr, FIX_GAMMA: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
 ):
     """MODE 0: fused training forward (statistics + merge + running update + normalize, one launch);
-    MODE 1: the statistics only, out_a/out_b = mean, M2 (SyncBN's local_stats); MODE 2: the first launch
-    of the two-launch training forward (statistics, saved (shift, mean_rel, invstd), running update).
+    MODE 1: the statistics only, packed at out_a as [mean (C) | M2 (C) | count (cnt_hi + cnt_lo)] — the
+    buffer SyncBatchNorm all-gathers (out_b, out_c unused); MODE 2: the first launch of the two-launch
+    training forward (statistics, saved (shift, mean_rel, invstd), running update).
 
     Partials: part_ptr[3, C, SPLIT] (count, mean, M2 of x - K per item), then part_ptr[3, C, NSUB] at
     offset 3·C·SPLIT (per sub-group of MSUB chunks). sync_ptr (int32, zeroed): [queue, sub-group
@@ -364,7 +365,9 @@ def _bn_fwd_fused_kernel(
                 full_mean = shift + fmean
                 if STATS_ONLY:
                     tl.store(out_a_ptr + c, full_mean.to(out_a_ptr.dtype.element_ty), mask=cmask)
-                    tl.store(out_b_ptr + c, fm2.to(out_b_ptr.dtype.element_ty), mask=cmask)
+                    tl.store(out_a_ptr + C + c, fm2.to(out_a_ptr.dtype.element_ty), mask=cmask)
+                    if cb == 0:
+                        tl.store(out_a_ptr + 2 * C, _hl(cnt_hi, cnt_lo, ACC).to(out_a_ptr.dtype.element_ty))
                 else:
                     count = _hl(cnt_hi, cnt_lo, ACC)
                     rstd = _invstd(fm2 / count, _hl(eps_hi, eps_lo, ACC), ACC)
@@ -640,13 +643,33 @@ def _bn_bwd_dx_kernel(
 
 
 @triton.jit
+def _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mean, var, n, mom_hi, mom_lo, ACC: tl.constexpr,
+                    MOMENTUM_NONE: tl.constexpr):
+    """running ← (1 - f)·running + f·batch for channels ``c``, with the unbiased var·n/(n - 1); unchanged
+    when n == 0. f = momentum, or 1/num_batches_tracked read on device."""
+    if MOMENTUM_NONE:
+        f = 1.0 / tl.load(nbt_ptr).to(ACC)
+    else:
+        f = _hl(mom_hi, mom_lo, ACC)
+    upd = cmask & ((tl.zeros(c.shape, ACC) + n) > 0)
+    rm = tl.load(rm_ptr + c, mask=upd, other=0.0).to(ACC)
+    rv = tl.load(rv_ptr + c, mask=upd, other=0.0).to(ACC)
+    unbiased = var * (n / (n - 1.0))
+    tl.store(rm_ptr + c, ((1.0 - f) * rm + f * mean).to(rm_ptr.dtype.element_ty), mask=upd)
+    tl.store(rv_ptr + c, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty), mask=upd)
+
+
+@triton.jit
 def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr,
-                           R, C, stride_cnt, stride_mean, stride_m2, eps_hi, eps_lo,
-                           CB: tl.constexpr, ACC: tl.constexpr, INVSTD: tl.constexpr):
+                           rm_ptr, rv_ptr, nbt_ptr,
+                           R, C, stride_cnt, stride_mean, stride_m2, eps_hi, eps_lo, mom_hi, mom_lo,
+                           CB: tl.constexpr, ACC: tl.constexpr, INVSTD: tl.constexpr, UPDATE_RUNNING: tl.constexpr,
+                           MOMENTUM_NONE: tl.constexpr):
     """Fold R shards' (count, mean, M2) left to right with Chan's formula (empty shards skipped; the first
     non-empty shard taken as it is), then var = M2 / count (0 for an empty total) and, with INVSTD,
-    invstd = 1/sqrt(var + eps). Shard r's values are read at r·stride (unit column stride), so the rows of
-    one gathered buffer are read in place."""
+    invstd = 1/sqrt(var + eps); with UPDATE_RUNNING also the running statistics (``_running_update``).
+    Shard r's values are read at r·stride (unit column stride), so the rows of one gathered buffer are
+    read in place."""
     c = tl.program_id(0) * CB + tl.arange(0, CB)
     cmask = c < C
     n = tl.zeros([CB], ACC)
@@ -670,6 +693,8 @@ def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_o
     if INVSTD:
         tl.store(invstd_ptr + c, _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC).to(invstd_ptr.dtype.element_ty),
                  mask=cmask)
+    if UPDATE_RUNNING:
+        _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mean, var, n, mom_hi, mom_lo, ACC, MOMENTUM_NONE)
     if tl.program_id(0) == 0:
         tl.store(count_out_ptr, tl.max(n, 0).to(count_out_ptr.dtype.element_ty))
 
@@ -686,18 +711,9 @@ def _bn_update_running_kernel(rm_ptr, rv_ptr, mean_ptr, var_ptr, count_ptr, nbt_
         n = tl.load(count_ptr).to(ACC)
     else:
         n = _hl(cnt_hi, cnt_lo, ACC)
-    if MOMENTUM_NONE:
-        f = 1.0 / tl.load(nbt_ptr).to(ACC)
-    else:
-        f = _hl(mom_hi, mom_lo, ACC)
-    upd = cmask & ((tl.zeros([CB], ACC) + n) > 0)
-    rm = tl.load(rm_ptr + c, mask=upd, other=0.0).to(ACC)
-    rv = tl.load(rv_ptr + c, mask=upd, other=0.0).to(ACC)
-    mean = tl.load(mean_ptr + c, mask=upd, other=0.0).to(ACC)
-    var = tl.load(var_ptr + c, mask=upd, other=0.0).to(ACC)
-    unbiased = var * (n / (n - 1.0))
-    tl.store(rm_ptr + c, ((1.0 - f) * rm + f * mean).to(rm_ptr.dtype.element_ty), mask=upd)
-    tl.store(rv_ptr + c, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty), mask=upd)
+    mean = tl.load(mean_ptr + c, mask=cmask, other=0.0).to(ACC)
+    var = tl.load(var_ptr + c, mask=cmask, other=0.0).to(ACC)
+    _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mean, var, n, mom_hi, mom_lo, ACC, MOMENTUM_NONE)
 
 
 # ---------------------------------------------------------------------------------------------- launchers
@@ -829,26 +845,27 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     return shift, mrel, rstd
 
 
-def stats(xv: View) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-channel (mean, M2) of x in the accumulation dtype (one launch, merged on device)."""
+def stats(xv: View) -> torch.Tensor:
+    """Per-channel statistics of x packed as one [2C + 1] tensor in the accumulation dtype:
+    ``[mean (C) | M2 (C) | count]`` (one launch, merged on device) — SyncBatchNorm's all-gather buffer."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
     plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
     dev = xv.x.device
-    mean = torch.empty(c, dtype=acc, device=dev)
-    m2 = torch.empty(c, dtype=acc, device=dev)
+    packed = torch.empty(2 * c + 1, dtype=acc, device=dev)
     part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
+    ch, cl = _hilo(float(xv.count))
     _fwd_fused((plan.groups * plan.ncb_g * plan.split,), (
-        xv.x, xv.x, None, None, None, mean, m2, m2, None, None, None, part, sync,
+        xv.x, xv.x, None, None, None, packed, packed, packed, None, None, None, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
-        xv.sn, xv.sc, xv.ss, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0,
+        xv.sn, xv.sc, xv.ss, 0.0, 0.0, 0.0, 0.0, ch, cl,
     ), dict(
         ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=1,
         HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
         MOMENTUM_NONE=False, **_geom(xv, plan),
     ), plan.num_warps, None)
-    return mean, m2
+    return packed
 
 
 def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var: bool, eps: float,
@@ -929,10 +946,12 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     ), plan.num_warps, None)
 
 
-def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None = None):
+def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None = None,
+                running_mean=None, running_var=None, momentum: float | None = None, nbt=None):
     """Fixed-order Chan merge of R shards on device -> (count (0-dim), mean [C], biased var [C], invstd [C]
     = 1/sqrt(var + eps), None when ``eps`` is None). ``counts`` [R] and the rows of ``means``/``m2s`` [R, C]
-    may be strided (unit column stride): a gathered [R, 2C + 1] buffer's views are read in place."""
+    may be strided (unit column stride): a gathered [R, 2C + 1] buffer's views are read in place. With
+    ``running_mean``/``running_var`` (dense) the same launch updates them as ``update_running`` does."""
     r, c = means.shape
     acc = means.dtype
     dev = means.device
@@ -942,9 +961,13 @@ def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, ep
     count = out[-1]
     cb = min(256, _pow2(c))
     eh, el = _hilo(0.0 if eps is None else eps)
+    mh, ml = _hilo(0.0 if momentum is None else momentum)
+    update = running_mean is not None
     _merge((-(-c // cb),), (
-        counts, means, m2s, count, mean, var, invstd, r, c, counts.stride(0), means.stride(0), m2s.stride(0), eh, el,
-    ), dict(CB=cb, ACC=_TL[acc], INVSTD=eps is not None), 4, None)
+        counts, means, m2s, count, mean, var, invstd, running_mean, running_var, nbt if momentum is None else None,
+        r, c, counts.stride(0), means.stride(0), m2s.stride(0), eh, el, mh, ml,
+    ), dict(CB=cb, ACC=_TL[acc], INVSTD=eps is not None, UPDATE_RUNNING=update,
+            MOMENTUM_NONE=update and momentum is None), 4, None)
     return count, mean, var, invstd
 
 

@@ -422,18 +422,22 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
 
 def local_stats(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-channel (mean, M2) of x (N, C, *) in fp32 (fp64 for fp64 x); zeros for an empty x."""
-    return _local_stats(x, _check_x(x))
+    c = _check_x(x)
+    packed = _local_stats(x, c)
+    return packed[:c], packed[c:2 * c]
 
 
-def _local_stats(x: torch.Tensor, c: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``local_stats`` of an already checked x (SyncBatchNorm's forward)."""
+def _local_stats(x: torch.Tensor, c: int) -> torch.Tensor:
+    """Statistics of an already checked x packed as ``[mean (C) | M2 (C) | count]`` in the accumulation
+    dtype: SyncBatchNorm's all-gather buffer, written by one launch."""
     acc = _acc(x.dtype)
     if x.numel() == 0:
-        return x.new_zeros(c, dtype=acc), x.new_zeros(c, dtype=acc)
+        return x.new_zeros(2 * c + 1, dtype=acc)
     if uses_triton(x):
         return K.stats(K.view(x))
     var, mean = torch.var_mean(x.to(torch.float64), dim=_red_dims(x), correction=0)
-    return mean.to(acc), (var * (x.numel() // c)).to(acc)
+    n = x.numel() // c
+    return torch.cat((mean, var * n, mean.new_full((1,), float(n)))).to(acc)
 
 
 def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor
@@ -454,11 +458,24 @@ def _unit_cols(t: torch.Tensor) -> torch.Tensor:
     return t if t.shape[1] <= 1 or t.stride(1) == 1 else t.contiguous()
 
 
-def _merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None
+def _merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None,
+                 running: tuple | None = None
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """``merge_stats`` of checked inputs (m2s in means' dtype; row-strided views are read in place), and
-    invstd = 1/sqrt(var + eps) computed in the same launch when ``eps`` is given (else None)."""
+    invstd = 1/sqrt(var + eps) computed in the same launch when ``eps`` is given (else None). ``running``:
+    ``(running_mean, running_var, momentum, num_batches_tracked)`` to update as ``update_running_stats_``
+    does, in the same launch (SyncBatchNorm's forward)."""
     if uses_triton(means):
+        if running is not None:
+            rm, rv, momentum, nbt = running
+            drm, drv = _c(rm), _c(rv)
+            out = K.merge_stats(counts.to(means.dtype), _unit_cols(means), _unit_cols(m2s), eps, drm, drv, momentum,
+                                nbt)
+            if drm is not rm:  # strided running statistics: update the views in place
+                rm.copy_(drm)
+            if drv is not rv:
+                rv.copy_(drv)
+            return out
         return K.merge_stats(counts.to(means.dtype), _unit_cols(means), _unit_cols(m2s), eps)
     n = torch.zeros((), dtype=means.dtype, device=means.device)
     mean = torch.zeros_like(means[0])
@@ -474,6 +491,9 @@ def _merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, e
         m2 = torch.where(take, torch.where(first, m2s[r], m2 + m2s[r] + delta * delta * (n * w)), m2)
         n = tot
     var = torch.where(n > 0, m2 / torch.where(n > 0, n, 1.0), 0.0)
+    if running is not None:
+        rm, rv, momentum, nbt = running
+        _update_running_stats_(rm, rv, mean, var, n, momentum, nbt)
     return n, mean, var, (None if eps is None else torch.rsqrt(var + eps))
 
 
@@ -545,25 +565,35 @@ def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd:
     _check_like("y", y, x)
     for name, t in (("mean", mean), ("invstd", invstd)):
         _check_channels(name, t, c, x)
-    return _backward_sums(dy, x, mean, invstd, y, relu)
+    sums = _backward_sums(dy, x, mean, invstd, y, relu)
+    return sums[:c], sums[c:]
 
 
-def _backward_sums(dy, x, mean, invstd, y, relu: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """``backward_sums`` with checked arguments (SyncBatchNorm's backward)."""
+def _backward_sums(dy, x, mean, invstd, y, relu: bool, dw: torch.Tensor | None = None,
+                   db: torch.Tensor | None = None) -> torch.Tensor:
+    """``backward_sums`` with checked arguments, packed as one [2C] tensor ``[Σg | Σg·x̂]`` in the
+    accumulation dtype (SyncBatchNorm all-reduces it as it is). ``dw``/``db`` (dense [C], any float
+    dtype), when given, receive the same local sums Σg·x̂ and Σg from the same launch."""
     c = x.shape[1]
     acc = _acc(x.dtype)
     if x.numel() == 0:
-        return x.new_zeros(c, dtype=acc), x.new_zeros(c, dtype=acc)
-    if not uses_triton(x):
+        sums = x.new_zeros(2 * c, dtype=acc)
+    elif not uses_triton(x):
         g = dy.to(torch.float64)
         if relu:
             g = torch.where(y <= 0, 0.0, g)
         xh = (x.to(torch.float64) - _cv(mean.to(torch.float64), x)) * _cv(invstd.to(torch.float64), x)
-        return g.sum(_red_dims(x)).to(acc), (g * xh).sum(_red_dims(x)).to(acc)
-    xv = K.view(x)
-    sums = K.backward("sums", xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, None, None, None,
-                      _c(mean), None, _c(invstd), is_var=False, eps=0.0, fix_gamma=False, relu=relu, dw=None, db=None)
-    return sums[:c], sums[c:]
+        sums = torch.cat((g.sum(_red_dims(x)), (g * xh).sum(_red_dims(x)))).to(acc)
+    else:
+        xv = K.view(x)
+        return K.backward("sums", xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, None, None,
+                          None, _c(mean), None, _c(invstd), is_var=False, eps=0.0, fix_gamma=False, relu=relu,
+                          dw=dw, db=db)
+    if dw is not None:
+        dw.copy_(sums[c:])
+    if db is not None:
+        db.copy_(sums[:c])
+    return sums
 
 
 def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor,
