@@ -187,6 +187,21 @@ def main() -> None:
     for n in (256, 4096):
         for k in ("torch_ln", "fastnorm_ln", "torch_rms", "fastnorm_rms"):
             cases.append((k, (4096, n), torch.bfloat16, False))
+    if world > 1:  # the host cost of one small collective, as SyncBatchNorm issues them
+        packed = torch.randn(513, device=dev)
+        out = packed.new_empty(world, 513)
+        gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+        for name, fn in (("all_gather 513 fp32", lambda: gather(out, packed)),
+                         ("all_reduce 512 fp32", lambda: dist.all_reduce(packed[:512]))):
+            times = []
+            for _ in range(10):
+                _barrier()
+                t0 = time.perf_counter()
+                for _ in range(20):
+                    fn()
+                times.append((time.perf_counter() - t0) / 20 * 1e6)
+            if rank0:
+                print(f"host µs per call, {name}: {statistics.median(times):.1f}")
     rows = []
     for kind, shape, dtype, cl in cases:
         c = shape[1] if "bn" in kind or "sync" in kind else shape[-1]

@@ -2,7 +2,8 @@
 # The multi-GPU runs, in one go on a machine with NPROC GPUs (default: all of them):
 # SyncBatchNorm equivalence/graph/collective checks, the SyncBatchNorm benchmark, DDP over NCCL,
 # and the single-GPU torch.compile checks. Logs go to $LOGDIR (default benchmarks/results),
-# benchmark JSON/plots to benchmarks/report. Each step has a hard timeout; the status of each is
+# benchmark JSON/plots to $BENCH_OUT (default benchmarks/report). STEPS picks a subset of
+# "check bench ddp compile" (default all; WITH_COMPILE=0 drops compile). Each step has a hard timeout; the status of each is
 # printed last and the script exits 1 if any failed.
 set -u
 cd "$(dirname "$0")/../.."
@@ -19,11 +20,11 @@ step() {  # name timeout command...
     status+=("$name rc=$rc")
     tail -n 25 "$LOGDIR/${name}_${NPROC}gpu.log"
 }
-step syncbn_check 170 torchrun --standalone --nproc_per_node="$NPROC" benchmarks/scripts/gpu_syncbn_check.py
-step syncbn_bench 240 torchrun --standalone --nproc_per_node="$NPROC" -m fastnorm.bench syncbn --out benchmarks/report
-step ddp 90 torchrun --standalone --nproc_per_node="$NPROC" benchmarks/scripts/gpu_ddp.py
-if [ "${WITH_COMPILE:-1}" = 1 ]; then
-    step compile 100 python3 benchmarks/scripts/gpu_integration.py -k compile
-fi
+STEPS=" ${STEPS:-check bench ddp compile} "
+[ "${WITH_COMPILE:-1}" = 1 ] || STEPS=${STEPS/ compile / }
+[[ $STEPS == *" check "* ]] && step syncbn_check 170 torchrun --standalone --nproc_per_node="$NPROC" benchmarks/scripts/gpu_syncbn_check.py
+[[ $STEPS == *" bench "* ]] && step syncbn_bench 240 torchrun --standalone --nproc_per_node="$NPROC" -m fastnorm.bench syncbn --out "${BENCH_OUT:-benchmarks/report}"
+[[ $STEPS == *" ddp "* ]] && step ddp 90 torchrun --standalone --nproc_per_node="$NPROC" benchmarks/scripts/gpu_ddp.py
+[[ $STEPS == *" compile "* ]] && step compile 100 python3 benchmarks/scripts/gpu_integration.py -k compile
 printf '%s\n' "${status[@]}"
 for s in "${status[@]}"; do [[ $s == *"rc=0" ]] || exit 1; done
