@@ -297,3 +297,26 @@ def test_compile_is_limited_to_its_subset(tmp_path):
                  no_plots=True)
     doc = batchnorm.run(args)
     assert {r["status"] for r in doc["records"]} == {"skipped"} and len(doc["records"]) == 4
+
+
+def test_syncbn_summary_overheads_ratios_and_tables(tmp_path):
+    """Overheads are sync − local of the same library; the graph ratio compares fastnorm's captured step with
+    torch's eager one; tables and the plot render every column."""
+    from fastnorm.bench import syncbn
+
+    ms = {"torch_local": 0.3, "torch_sync": 1.1, "fastnorm_local": 0.5, "fastnorm_sync": 0.9,
+          "fastnorm_local_graph": 0.02, "fastnorm_sync_graph": 0.05}
+    recs = [dict(shape=[16, 64, 8, 8], layout="nchw", dtype="bf16", impl=i, status="ok", ms=v) for i, v in ms.items()]
+    recs.append(dict(shape=[16, 64, 4, 4], layout="nchw", dtype="bf16", impl="torch_sync", status="error", error="x"))
+    s = syncbn.summarize(recs, [])
+    row = s["layers"][0]
+    assert row["torch_overhead"] == pytest.approx(0.8) and row["fastnorm_overhead"] == pytest.approx(0.4)
+    assert row["ratio"] == pytest.approx(0.5) and row["meets_target"] is False
+    assert row["fastnorm_graph_overhead"] == pytest.approx(0.03) and row["graph_ratio"] == pytest.approx(0.0375)
+    assert row["graph_meets_target"] is True
+    assert s["layers"][1]["ratio"] is None and s["all_meet_target"] is False and s["all_graph_meet_target"] is False
+    doc = {"env": {"world_size": 2, "device_name": "dev", "torch": "t", "triton": "tr", "backend": "nccl"},
+           "iters": 3, "warmup": 1, "summary": s, "layers": recs, "stack": []}
+    text = syncbn.tables(doc)
+    assert "graph ratio" in text and "0.04" in text and "NOT met everywhere" in text
+    assert syncbn.plot(doc, tmp_path / "s.png").read_bytes().startswith(PNG_MAGIC)
