@@ -246,7 +246,8 @@ def table(results):
 
 VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16", True),
                  ((256, 1024, 14, 14), "bf16", False), ((128, 2048, 7, 7), "bf16", True),
-                 ((128, 2048, 7, 7), "bf16", False), ((256, 256, 28, 28), "fp32", False)]
+                 ((128, 2048, 7, 7), "bf16", False), ((256, 256, 28, 28), "fp32", False),
+                 ((32, 512, 28, 28), "bf16", False)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
@@ -259,18 +260,29 @@ VARIANTS = {
     "clcb32": {"BN_CL_CB": 32},
     "tile8K": {"BN_TILE": {"fwd": 8192, "bwd": 4096}},
     "rows2048": {"BN_ROW_LANES_MAX": 2048},
+    "rowcb4": {"BN_NCHW_ROW_MIN_CB": 4},
+    "rowcb8": {"BN_NCHW_ROW_MIN_CB": 8},
+    "rowcb16": {"BN_NCHW_ROW_MIN_CB": 16},
+    "rows256cb8": {"BN_ROW_LANES_MAX": 256, "BN_NCHW_ROW_MIN_CB": 8},
 }
 
 
 def variants(copy_bw, results):
     from fastnorm.kernels import config
 
+    names = os.environ.get("BN_VARIANTS")  # comma-separated subset of VARIANTS (default: all)
+    cases_filter = os.environ.get("BN_VARIANT_CASES")  # substring that the case key must contain
+    variant_items = [(n, ov) for n, ov in VARIANTS.items() if not names or n in names.split(",") or n == "default"]
+    variant_items += variant_items[::-1]  # each variant twice, in both orders (the first timings run colder)
+
     saved = {k: getattr(config, k) for v in VARIANTS.values() for k in v}
     for shape, dtype_name, cl in VARIANT_CASES:
-        case = make_case(shape, dtype_name, cl)
         key = f"{dtype_name} {'CL' if cl else 'NCHW'} {shape}"
+        if cases_filter and cases_filter not in key:
+            continue
+        case = make_case(shape, dtype_name, cl)
         cells = []
-        for name, ov in VARIANTS.items():
+        for name, ov in variant_items:
             for k, v in saved.items():
                 setattr(config, k, v)
             _apply_overrides(ov)
@@ -278,7 +290,10 @@ def variants(copy_bw, results):
             for op in ("train_fwd", "train_bwd", "eval_fwd"):
                 fn, _ = runner(op, "fastnorm", case)
                 r[op] = 100 * fewest_bytes(op, case) / bench(fn) / copy_bw
-            results["variants"].setdefault(key, {})[name] = r
+            prev = results["variants"].setdefault(key, {}).get(name)
+            if prev:  # the better of the two passes
+                r = {op: max(v, prev[op]) for op, v in r.items()}
+            results["variants"][key][name] = r
             cells.append(f"{name}={r['train_fwd']:.0f}/{r['train_bwd']:.0f}/{r['eval_fwd']:.0f}")
         log(key + "  " + " ".join(cells))
         del case
@@ -315,7 +330,9 @@ def main():
     if "time" in sections or "variants" in sections:
         jobs = [(s, d, cl, {}) for d in DTYPES for cl in (False, True) for s in SHAPES]
         if "variants" in sections:
-            jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for ov in VARIANTS.values() if ov]
+            names = os.environ.get("BN_VARIANTS")
+            jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for n, ov in VARIANTS.items()
+                     if ov and (not names or n in names.split(","))]
         precompile(jobs)
         copy_bw = copy_bandwidth()
         results["copy_GBps"] = copy_bw / 1e9

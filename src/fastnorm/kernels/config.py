@@ -219,8 +219,11 @@ BN_TILE = {"fwd": 4096, "bwd": 2048}
 BN_ITEM = {"fused": 32768, "stream": 65536}
 #: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes).
 BN_CL_CB = 64
-#: Largest channel block for NCHW items that gather several small channels.
+#: Largest channel block for NCHW items that gather several small channels, and the smallest in the
+#: NCHW row layout (S <= BN_ROW_LANES_MAX: a channel's run per image is at most 64 elements, so one
+#: channel per tile reads many short runs; adjacent channels' runs are adjacent in memory).
 BN_NCHW_MAX_CB = 16
+BN_NCHW_ROW_MIN_CB = 4
 #: Items per multiprocessor aimed at (items shrink for small tensors), and warps per 4096-element tile.
 BN_ITEMS_PER_SM = 16
 BN_WARPS = 8
@@ -278,7 +281,10 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     if flat:
         cb = min(_next_pow2(c), BN_CL_CB)
     else:
-        cb = min(_next_pow2(c), BN_NCHW_MAX_CB, _prev_pow2(max(1, item // max(1, v))), max(1, tile // max(1, lanes)))
+        by_item = _prev_pow2(max(1, item // max(1, v)))
+        if lanes:
+            by_item = max(by_item, BN_NCHW_ROW_MIN_CB)
+        cb = min(_next_pow2(c), BN_NCHW_MAX_CB, by_item, max(1, tile // max(1, lanes)))
     bs = max(1, tile // cb, lanes)
     split = _cdiv(max(v, 1), max(bs, item // cb))
     split = min(split, BN_MAX_SPLIT)
