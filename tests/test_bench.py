@@ -320,3 +320,10 @@ def test_syncbn_summary_overheads_ratios_and_tables(tmp_path):
     text = syncbn.tables(doc)
     assert "graph ratio" in text and "0.04" in text and "NOT met everywhere" in text
     assert syncbn.plot(doc, tmp_path / "s.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_environment_names_the_source():
+    import re
+
+    env = common.environment("cpu")
+    assert re.fullmatch(r"[0-9a-f]{12}", env["source_sha"]) and env["source_sha"] == common.source_sha()

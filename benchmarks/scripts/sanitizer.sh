@@ -55,6 +55,7 @@ SUMMARY="$LOG_DIR/summary.txt"
 {
   echo "fastnorm compute-sanitizer run, $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "git: $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+  echo "source: $("$PY" -c 'from fastnorm.bench.common import source_sha; print(source_sha())' 2>/dev/null)"
   "$PY" -c "import torch, triton; print('torch', torch.__version__, '| triton', triton.__version__, '|', torch.cuda.get_device_name() if torch.cuda.is_available() else 'NO CUDA')"
   echo "compute-sanitizer: ${SAN:-NOT FOUND}"
   [ -n "$SAN" ] && "$SAN" --version | tail -1

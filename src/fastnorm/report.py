@@ -196,7 +196,8 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
                                                    else " (no CUDA GPU)"),
               f"- Kernels: {where}",
               f"- Versions: fastnorm {env['fastnorm']}"
-              + (f" (git {env['git_commit']})" if env.get("git_commit") else "")
+              + (f" (git {env['git_commit']}" + (f", source {env['source_sha']}" if env.get("source_sha") else "")
+                 + ")" if env.get("git_commit") else "")
               + f", torch {env['torch']}, triton {env['triton']}, numpy {env['numpy']}, Python {env['python']}",
               "- Peers: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in env["peers"].items()),
               f"- Command: `{command}` ({'quick' if quick else 'full'}; {elapsed_s / 60:.1f} min)"

@@ -46,6 +46,7 @@ BatchNorm (statistics per channel)::
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import importlib
 import importlib.metadata
 import json
@@ -247,15 +248,29 @@ def _version(dist: str) -> str | None:
 
 
 def _git_commit() -> str | None:
+    """HEAD's short hash, with " + local changes" when the package's files differ from it."""
     here = Path(__file__).resolve().parent
     try:
         out = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, timeout=10, check=False)
+        dirty = subprocess.run(["git", "-C", str(here), "diff", "--quiet", "HEAD", "--", str(here.parent)],
+                               capture_output=True, timeout=10, check=False).returncode == 1
     except (OSError, subprocess.SubprocessError):
         return None
-    if out.returncode != 0:
+    if out.returncode != 0 or not out.stdout.strip():
         return None
-    return out.stdout.strip() or None
+    return out.stdout.strip() + (" + local changes" if dirty else "")
+
+
+def source_sha() -> str:
+    """First 12 hex digits of the SHA-256 of fastnorm's Python sources (sorted paths and contents): names
+    the code that produced a result even where the git metadata is missing or stale."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def environment(device: torch.device | str) -> dict:
@@ -271,6 +286,7 @@ def environment(device: torch.device | str) -> dict:
         "device_type": device.type,
         "fastnorm": fastnorm.__version__,
         "git_commit": _git_commit(),
+        "source_sha": source_sha(),
         "torch": torch.__version__,
         "triton": triton.__version__,
         "numpy": numpy.__version__,
