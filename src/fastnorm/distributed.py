@@ -3,15 +3,17 @@
 A batch split over the ranks of a process group is normalized exactly as if it were one batch:
 
 forward   each rank computes the per-channel ``(mean, M2)`` of its own shard (``local_stats``; count =
-          values per channel, known from the shape), packs ``[mean (C) | M2 (C) | count (1)]`` in one
-          float32 tensor, and the ranks exchange them with ONE all-gather. Every rank then merges the
-          ``R`` rows with Chan's formula in rank order (``merge_stats``), so every rank holds bitwise the
-          same global count, mean and biased variance, and updates its running statistics from them
-          (bitwise identical on every rank as well). Never a division by the world size, never
+          values per channel, known from the shape), written by one launch packed as
+          ``[mean (C) | M2 (C) | count (1)]`` in one float32 tensor, and the ranks exchange them with ONE
+          all-gather. Every rank then merges the ``R`` rows with Chan's formula in rank order
+          (``merge_stats``), so every rank holds bitwise the same global count, mean and biased variance,
+          and updates its running statistics from them in the same launch (bitwise identical on every
+          rank as well). Never a division by the world size, never
           E[x²] − E[x]²: shards of different sizes, and empty shards (count 0, an exact no-op in the
           merge), are exact.
 backward  each rank computes ``(Σ dy, Σ dy·x̂)`` of its shard with the global mean/invstd
-          (``backward_sums``), packs them in one tensor, and ONE all-reduce (sum) makes them global;
+          (``backward_sums``; the same launch writes the local parameter gradients), packed in one
+          tensor, and ONE all-reduce (sum) makes them global;
           ``backward_dx`` turns them and the global count into this rank's dx.
 
 Parameter gradients are LOCAL: ``dweight = Σ_local dy·x̂`` and ``dbias = Σ_local dy`` over this rank's
