@@ -647,3 +647,14 @@ def test_as_rows_reads_in_place_only_what_compiles_like_the_dense_rows():
     x3 = torch.randn(2, 3, 9)
     assert K.as_rows(x3, 9).shape == (6, 9) and K.as_rows(x3, 9).data_ptr() == x3.data_ptr()
     assert K.as_rows(x3.transpose(0, 1), 9).is_contiguous()
+
+
+def test_as_rows_copies_strided_rows_of_a_traced_tensor():
+    """Under torch.compile the kernels' body sees fake tensors, whose alignment is unknown: strided rows are
+    copied (dense rows pass through)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        assert K.as_rows(torch.empty(4, 27)[:, :9], 9).stride() == (9, 1)
+        dense = torch.empty(4, 9)
+        assert K.as_rows(dense, 9) is dense

@@ -37,6 +37,7 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
+from torch._subclasses.fake_tensor import is_fake
 
 from ._launch import _Launcher
 from .config import NormConfig, device_index, norm_bwd_config, norm_fwd_config, norm_partial_sum_config
@@ -434,9 +435,9 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
         return t2
     if t2.shape[0] == 1:  # one row: the stride is never used; give it the dense value
         return t2.as_strided((1, n), (n, 1))
-    if (rs == 1) == (n == 1) and (rs % 16 == 0) == (n % 16 == 0) and t2.data_ptr() % 16 == 0:
+    if (rs == 1) == (n == 1) and (rs % 16 == 0) == (n % 16 == 0) and not is_fake(t2) and t2.data_ptr() % 16 == 0:
         return t2
-    return t2.contiguous()
+    return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
 
 _fwd = _Launcher(_norm_fwd_kernel)
