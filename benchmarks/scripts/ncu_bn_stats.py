@@ -1,0 +1,29 @@
+"""One BatchNorm training forward per case, for Nsight Compute to profile the statistics kernel.
+
+    ncu --kernel-name regex:_bn_fwd_fused_kernel --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+        ... python benchmarks/scripts/ncu_bn_stats.py CASE
+
+CASE: nchw14 (256x1024x14x14 bf16), cl28 (256x256x28x28 bf16 channels_last), nchw56 (256x64x56x56 bf16).
+Three forwards run (the first two compile and warm up; profile the third with --launch-skip 2).
+"""
+
+import sys
+
+import torch
+
+import fastnorm
+
+CASES = {"nchw14": ((256, 1024, 14, 14), False), "cl28": ((256, 256, 28, 28), True),
+         "nchw56": ((256, 64, 56, 56), False)}
+
+shape, cl = CASES[sys.argv[1]]
+x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+if cl:
+    x = x.contiguous(memory_format=torch.channels_last)
+c = shape[1]
+rm, rv = torch.zeros(c, device="cuda"), torch.ones(c, device="cuda")
+w, b = torch.ones(c, device="cuda"), torch.zeros(c, device="cuda")
+for _ in range(3):
+    fastnorm.batch_norm(x, rm, rv, w, b, training=True)
+torch.cuda.synchronize()
+print("done", shape, "channels_last" if cl else "nchw")
