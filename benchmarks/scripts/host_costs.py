@@ -12,7 +12,7 @@ import sys
 import time
 
 import torch
-from profile_host import Stopwatch  # this script's folder is on sys.path
+from profile_host import wrapped_steps  # this script's folder is on sys.path
 
 import fastnorm
 from fastnorm.kernels import batch_norm as KB
@@ -56,31 +56,13 @@ def breakdown(dev) -> None:
     for _ in range(5):
         m(x).backward(dy)
     nnbn = sys.modules["fastnorm.nn.batch_norm"]
-    sw = Stopwatch([(nnbn, "batch_norm"), (nnbn.BatchNorm2d, "_check_input_dim"), (OB, "_forward_impl"),
-                    (OB, "_grads"), (OB, "_backward_impl"),
-                    (KB, "forward_train"), (KB, "backward"), (KB, "apply"), (KB, "view"), (KB, "_sync"),
-                    (_launch._Launcher, "__call__"), (_launch, "_arg_keys"), (CudaLauncher, "__call__")])
+    targets = [(nnbn, "batch_norm"), (nnbn.BatchNorm2d, "_check_input_dim"), (OB, "_forward_impl"), (OB, "_grads"),
+               (OB, "_backward_impl"), (KB, "forward_train"), (KB, "backward"), (KB, "apply"), (KB, "view"),
+               (KB, "_sync"), (_launch._Launcher, "__call__"), (_launch, "_arg_keys"), (CudaLauncher, "__call__")]
     steps = 200
-    fwd = bwd = 0.0
-    try:
-        for _ in range(steps):
-            x.grad = None
-            m.zero_grad(set_to_none=True)
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            y = m(x)
-            t1 = time.perf_counter()
-            y.backward(dy)
-            t2 = time.perf_counter()
-            fwd += t1 - t0
-            bwd += t2 - t1
-    finally:
-        sw.restore()
     print(f"\nBatchNorm2d(256) bf16 16x256x56x56 step, host µs per step (wrapped; {steps} steps):")
-    print(f"| {'module forward (total)':40} | {fwd / steps * 1e6:7.2f} |")
-    print(f"| {'y.backward (total)':40} | {bwd / steps * 1e6:7.2f} |")
-    for label, (t, n) in sw.totals.items():
-        print(f"| {label:40} | {t / steps * 1e6:7.2f} | calls/step {n / steps:.1f}")
+    for label, us, calls in wrapped_steps(m, x, dy, steps, targets):
+        print(f"| {label:40} | {us:7.2f} | calls/step {calls:.1f}")
 
 
 class _Wide(torch.autograd.Function):

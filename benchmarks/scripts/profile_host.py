@@ -26,25 +26,13 @@ import torch.distributed as dist
 
 import fastnorm
 
-
-def _layers(kind: str, c: int, dev):
-    if kind == "torch_bn":
-        return torch.nn.BatchNorm2d(c, device=dev)
-    if kind == "fastnorm_bn":
-        return fastnorm.nn.BatchNorm2d(c, device=dev)
-    if kind == "torch_sync":
-        return torch.nn.SyncBatchNorm(c, device=dev)
-    if kind == "fastnorm_sync":
-        return fastnorm.nn.SyncBatchNorm(c, device=dev)
-    if kind == "torch_ln":
-        return torch.nn.LayerNorm(c, device=dev)
-    if kind == "fastnorm_ln":
-        return fastnorm.nn.LayerNorm(c, device=dev)
-    if kind == "torch_rms":
-        return torch.nn.RMSNorm(c, device=dev)
-    if kind == "fastnorm_rms":
-        return fastnorm.nn.RMSNorm(c, device=dev)
-    raise ValueError(kind)
+#: The layers compared, by name: each is built as ``LAYERS[kind](features, device=...)``.
+LAYERS = {
+    "torch_bn": torch.nn.BatchNorm2d, "fastnorm_bn": fastnorm.nn.BatchNorm2d,
+    "torch_sync": torch.nn.SyncBatchNorm, "fastnorm_sync": fastnorm.nn.SyncBatchNorm,
+    "torch_ln": torch.nn.LayerNorm, "fastnorm_ln": fastnorm.nn.LayerNorm,
+    "torch_rms": torch.nn.RMSNorm, "fastnorm_rms": fastnorm.nn.RMSNorm,
+}
 
 
 class Stopwatch:
@@ -80,45 +68,11 @@ class Stopwatch:
 SYNC_STAGES = ("_local_stats", "_merge_stats", "_update_running_stats_", "_apply", "_backward_sums", "_backward_dx")
 
 
-def sync_breakdown(m, x, dy, steps: int) -> list[tuple[str, float, float]]:
-    """fastnorm SyncBatchNorm: host µs per step in each stage and collective (wrapped), plus the totals."""
-    from fastnorm import distributed as fd
-    from fastnorm.ops import batch_norm as ob
-
-    gather = "all_gather_single" if hasattr(dist, "all_gather_single") else "all_gather_into_tensor"
-    sw = Stopwatch([(ob, s) for s in SYNC_STAGES] + [(dist, gather), (dist, "all_reduce"),
-                                                     (fd, "sync_batch_norm")])
-    fwd = bwd = 0.0
-    try:
-        for _ in range(steps):
-            x.grad = None
-            m.zero_grad(set_to_none=True)
-            _barrier()
-            t0 = time.perf_counter()
-            y = m(x)
-            t1 = time.perf_counter()
-            y.backward(dy)
-            t2 = time.perf_counter()
-            fwd += t1 - t0
-            bwd += t2 - t1
-    finally:
-        sw.restore()
-    rows = [("forward (total)", fwd / steps * 1e6, 1), ("backward (total)", bwd / steps * 1e6, 1)]
-    rows += [(label, t / steps * 1e6, n / steps) for label, (t, n) in sw.totals.items()]
-    return rows
-
-
-def _barrier():
-    torch.cuda.synchronize()
-    if dist.is_initialized():
-        dist.barrier()
-        torch.cuda.synchronize()
-
-
-def host_times(m, x, dy, iters: int) -> tuple[float, float, float]:
-    """Median host µs of forward, backward, and the whole step (GPU idle before each step)."""
-    fwd, bwd, step = [], [], []
-    for _ in range(iters):
+def step_times(m, x, dy, steps: int) -> tuple[list[float], list[float]]:
+    """Host µs of the forward and of the backward of ``steps`` training steps of module ``m`` (the GPU idle
+    and every rank at a barrier before each step)."""
+    fwd, bwd = [], []
+    for _ in range(steps):
         x.grad = None
         m.zero_grad(set_to_none=True)
         _barrier()
@@ -129,8 +83,43 @@ def host_times(m, x, dy, iters: int) -> tuple[float, float, float]:
         t2 = time.perf_counter()
         fwd.append((t1 - t0) * 1e6)
         bwd.append((t2 - t1) * 1e6)
-        step.append((t2 - t0) * 1e6)
-    return statistics.median(fwd), statistics.median(bwd), statistics.median(step)
+    return fwd, bwd
+
+
+def wrapped_steps(m, x, dy, steps: int, targets) -> list[tuple[str, float, float]]:
+    """Mean host µs per training step of the forward, the backward and each wrapped function in ``targets``
+    ((owner, attribute) pairs), with its calls per step."""
+    sw = Stopwatch(targets)
+    try:
+        fwd, bwd = step_times(m, x, dy, steps)
+    finally:
+        sw.restore()
+    rows = [("forward (total)", sum(fwd) / steps, 1), ("backward (total)", sum(bwd) / steps, 1)]
+    return rows + [(label, t / steps * 1e6, n / steps) for label, (t, n) in sw.totals.items()]
+
+
+def sync_breakdown(m, x, dy, steps: int) -> list[tuple[str, float, float]]:
+    """fastnorm SyncBatchNorm: host µs per step in each stage and collective."""
+    from fastnorm import distributed as fd
+    from fastnorm.ops import batch_norm as ob
+
+    gather = "all_gather_single" if hasattr(dist, "all_gather_single") else "all_gather_into_tensor"
+    return wrapped_steps(m, x, dy, steps, [(ob, s) for s in SYNC_STAGES]
+                         + [(dist, gather), (dist, "all_reduce"), (fd, "sync_batch_norm")])
+
+
+def _barrier():
+    torch.cuda.synchronize()
+    if dist.is_initialized():
+        dist.barrier()
+        torch.cuda.synchronize()
+
+
+def host_times(m, x, dy, iters: int) -> tuple[float, float, float]:
+    """Median host µs of forward, backward, and the whole step."""
+    fwd, bwd = step_times(m, x, dy, iters)
+    steps = [f + b for f, b in zip(fwd, bwd, strict=True)]
+    return statistics.median(fwd), statistics.median(bwd), statistics.median(steps)
 
 
 def kernel_count(m, x, dy) -> tuple[int, list[str]]:
@@ -205,7 +194,7 @@ def main() -> None:
     rows = []
     for kind, shape, dtype, cl in cases:
         c = shape[1] if "bn" in kind or "sync" in kind else shape[-1]
-        m = _layers(kind, c, dev).train()
+        m = LAYERS[kind](c, device=dev).train()
         if "bn" not in kind and "sync" not in kind:  # torch's LayerNorm/RMSNorm need parameters in x's dtype
             m = m.to(dtype)
         fmt = torch.channels_last if cl else torch.contiguous_format
