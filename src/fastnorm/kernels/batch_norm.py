@@ -110,9 +110,25 @@ def _lanes_ok(v, S: tl.constexpr, L: tl.constexpr):
 
 
 @triton.jit
-def _decode_item(i, cb0, SPLIT, NCB_G):
-    """Item ``i`` of the group whose first channel block is ``cb0``: (channel block, chunk)."""
-    return cb0 + i % NCB_G, i // NCB_G
+def _item_extent(i, g, C, V, VPI, NCB_G, CB: tl.constexpr, IDX: tl.constexpr):
+    """Item ``i`` of group ``g`` -> (channel block, chunk, its channels ``c`` and their mask, inner range
+    [v0, v1))."""
+    cb = g * NCB_G + i % NCB_G
+    j = i // NCB_G
+    c = cb * CB + tl.arange(0, CB)
+    v0 = j.to(IDX) * VPI
+    return cb, j, c, c < C, v0, tl.minimum(v0 + VPI, V)
+
+
+@triton.jit
+def _sync_counters(sync_ptr, G, NCB_G, NSUB):
+    """The counters in the zeroed int32 sync buffer of a fused kernel, after the ticket queue at
+    sync_ptr[0]: sub-group arrivals (NCB·NSUB), channel-block arrivals (NCB), group arrivals (G) and
+    group ready flags (G), NCB = G·NCB_G."""
+    sub_ptr = sync_ptr + 1
+    blk_ptr = sub_ptr + G * NCB_G * NSUB
+    grp_ptr = blk_ptr + G * NCB_G
+    return sub_ptr, blk_ptr, grp_ptr, grp_ptr + G
 
 
 @triton.jit
@@ -300,7 +316,7 @@ def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1
 @triton.jit
 def _bn_fwd_fused_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr,
-    out_a_ptr, out_b_ptr, out_c_ptr,  # FUSED: shift, mean_rel, invstd;  STATS_ONLY: mean, M2 (c unused)
+    out_a_ptr, out_b_ptr, out_c_ptr,  # MODE 0/2: shift, mean_rel, invstd;  MODE 1: out_a = packed stats
     rm_ptr, rv_ptr, nbt_ptr,
     part_ptr, sync_ptr,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
@@ -323,25 +339,16 @@ def _bn_fwd_fused_kernel(
     statistics (and running statistics); the last block of a group raises the group's ready flag.
     """
     K = NCB_G * SPLIT
-    NCB = G * NCB_G
     STATS_ONLY: tl.constexpr = MODE == 1
     if MODE == 0:
-        t = tl.atomic_add(sync_ptr, 1)
-        kind, g, i = _schedule(t, G, K, LAG)
+        kind, g, i = _schedule(tl.atomic_add(sync_ptr, 1), G, K, LAG)
     else:
         kind = _STATS
         g = tl.program_id(0) // K
         i = tl.program_id(0) % K
-    cb, j = _decode_item(i, g * NCB_G, SPLIT, NCB_G)
-    c = cb * CB + tl.arange(0, CB)
-    cmask = c < C
-    v0 = j.to(IDX) * VPI
-    v1 = tl.minimum(v0 + VPI, V)
+    cb, j, c, cmask, v0, v1 = _item_extent(i, g, C, V, VPI, NCB_G, CB, IDX)
     p2_ptr = part_ptr + 3 * C * SPLIT
-    sub_ptr = sync_ptr + 1
-    blk_ptr = sub_ptr + NCB * NSUB
-    grp_ptr = blk_ptr + NCB
-    ready_ptr = grp_ptr + G
+    sub_ptr, blk_ptr, grp_ptr, ready_ptr = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     if kind == _STATS:
         shift = _channel_shift(x_ptr, c, cmask, sc, ACC)
         cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX, S, FLAT, L, CB, BS, ACC)
@@ -515,24 +522,15 @@ def _bn_bwd_fused_kernel(
     dw = Σg·x̂ (0 under FIX_GAMMA) and db = Σg when asked, and the fp32 sums to sums_ptr.
     """
     K = NCB_G * SPLIT
-    NCB = G * NCB_G
     if MODE == 0:
-        t = tl.atomic_add(sync_ptr, 1)
-        kind, g, i = _schedule(t, G, K, LAG)
+        kind, g, i = _schedule(tl.atomic_add(sync_ptr, 1), G, K, LAG)
     else:
         kind = _STATS
         g = tl.program_id(0) // K
         i = tl.program_id(0) % K
-    cb, j = _decode_item(i, g * NCB_G, SPLIT, NCB_G)
-    c = cb * CB + tl.arange(0, CB)
-    cmask = c < C
-    v0 = j.to(IDX) * VPI
-    v1 = tl.minimum(v0 + VPI, V)
+    cb, j, c, cmask, v0, v1 = _item_extent(i, g, C, V, VPI, NCB_G, CB, IDX)
     p2_ptr = part_ptr + 2 * C * SPLIT
-    sub_ptr = sync_ptr + 1
-    blk_ptr = sub_ptr + NCB * NSUB
-    grp_ptr = blk_ptr + NCB
-    ready_ptr = grp_ptr + G
+    sub_ptr, blk_ptr, grp_ptr, ready_ptr = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     shift = tl.load(shift_ptr + c, mask=cmask, other=0.0).to(ACC)
     if HAS_MREL:
         mrel = tl.load(mrel_ptr + c, mask=cmask, other=0.0).to(ACC)
