@@ -239,6 +239,26 @@ def _norm_fwd_kernel(
 
 
 @triton.jit
+def _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd, weight_offset, N,
+               IS_RMS: tl.constexpr, HAS_W: tl.constexpr, ACC: tl.constexpr):
+    """One chunk ``ccols`` of long rows in the backward -> (column mask, tile mask, dy, x̂, g = dy·(w + offset)).
+    x̂ = x·rstd (RMS) or (x - k)·rstd - mean·rstd (LN; ``k`` the row's shift, ``mean_r`` = mean·rstd)."""
+    col_mask = ccols < N
+    mask = row_mask[:, None] & col_mask
+    x = tl.load(X + rx[:, None] + ccols, mask=mask, other=0.0).to(ACC)
+    dy = tl.load(DY + rdy[:, None] + ccols, mask=mask, other=0.0).to(ACC)
+    if IS_RMS:
+        xhat = x * rstd[:, None]
+    else:
+        xhat = (x - k[:, None]) * rstd[:, None] - mean_r
+    if HAS_W:  # tile-shaped (row-broadcast) addresses: the tile's layout, cached re-reads
+        g = dy * (tl.load(W + ccols + zrow, mask=mask, other=0.0).to(ACC) + weight_offset)
+    else:
+        g = dy
+    return col_mask, mask, dy, xhat, g
+
+
+@triton.jit
 def _norm_bwd_kernel(
     DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART,
     M, N, num_chunks,
@@ -283,11 +303,10 @@ def _norm_bwd_kernel(
                 g = dy * w
             else:
                 g = dy
+            c1 = tl.sum(_prod(g, xhat), axis=1) / N
             if IS_RMS:
-                c1 = tl.sum(_prod(g, xhat), axis=1) / N
                 dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
             else:
-                c1 = tl.sum(_prod(g, xhat), axis=1) / N
                 c2 = tl.sum(g, axis=1) / N
                 dx = g * rstd[:, None] - (xhat * (c1 * rstd)[:, None] + (c2 * rstd)[:, None])
             # With N = 1 (RMS) or N = 2 (LN) the projection above cancels to rounding noise; the exact
@@ -323,51 +342,29 @@ def _norm_bwd_kernel(
             rx = rows64 * stride_x
             rdy = rows64 * stride_dy
             rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
+            k = tl.zeros([BLOCK_M], dtype=ACC)  # LayerNorm's row shift and mean·rstd (unused by RMS)
+            mean_r = tl.zeros([BLOCK_M, 1], dtype=ACC)
             if not IS_RMS:
                 k = tl.load(X + rx, mask=row_mask, other=0.0).to(ACC)
                 mean_r = (tl.load(MEAN + rows, mask=row_mask, other=0.0) * rstd)[:, None]
             c1_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             c2_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
-                ccols = c * BLOCK_N + cols
-                col_mask = ccols < N
-                mask = row_mask[:, None] & col_mask
-                x = tl.load(X + rx[:, None] + ccols, mask=mask, other=0.0).to(ACC)
-                dy = tl.load(DY + rdy[:, None] + ccols, mask=mask, other=0.0).to(ACC)
-                if IS_RMS:
-                    xhat = x * rstd[:, None]
-                else:
-                    xhat = (x - k[:, None]) * rstd[:, None] - mean_r
-                if HAS_W:  # tile-shaped (row-broadcast) addresses: the tile's layout, cached re-reads
-                    g = dy * (tl.load(W + ccols + zrow, mask=mask, other=0.0).to(ACC) + weight_offset)
-                else:
-                    g = dy
+                _, _, _, xhat, g = _bwd_chunk(X, DY, W, rx, rdy, c * BLOCK_N + cols, row_mask, zrow, k, mean_r, rstd,
+                                              weight_offset, N, IS_RMS, HAS_W, ACC)
                 c1_e += g * xhat
                 if not IS_RMS:
                     c2_e += g
-            if IS_RMS:
-                c1 = tl.sum(c1_e, axis=1) / N
-            else:
-                c1 = tl.sum(c1_e, axis=1) / N
+            c1r = (tl.sum(c1_e, axis=1) / N * rstd)[:, None]
+            if not IS_RMS:
                 c2r = (tl.sum(c2_e, axis=1) / N * rstd)[:, None]
-            c1r = (c1 * rstd)[:, None]
             first = blk == pid
             # The previous block's partial-row stores (by other threads) are visible before re-reading them.
             tl.debug_barrier()
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
                 ccols = c * BLOCK_N + cols
-                col_mask = ccols < N
-                mask = row_mask[:, None] & col_mask
-                x = tl.load(X + rx[:, None] + ccols, mask=mask, other=0.0).to(ACC)
-                dy = tl.load(DY + rdy[:, None] + ccols, mask=mask, other=0.0).to(ACC)
-                if IS_RMS:
-                    xhat = x * rstd[:, None]
-                else:
-                    xhat = (x - k[:, None]) * rstd[:, None] - mean_r
-                if HAS_W:  # tile-shaped (row-broadcast) addresses: the tile's layout, cached re-reads
-                    g = dy * (tl.load(W + ccols + zrow, mask=mask, other=0.0).to(ACC) + weight_offset)
-                else:
-                    g = dy
+                col_mask, mask, dy, xhat, g = _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd,
+                                                         weight_offset, N, IS_RMS, HAS_W, ACC)
                 if IS_RMS:
                     dx = g * rstd[:, None] - xhat * c1r
                 else:
