@@ -210,7 +210,7 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         if need_dx:
             # Reduced in place and passed to the dx kernel as they are (no split and re-pack).
             all_reduce_sums_(sums, ctx.group)
-            dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, None, None, sums, count, y, relu, need_dz)
+            dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu, need_dz)
         elif need_dz:
             dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)
         if not need_dz:

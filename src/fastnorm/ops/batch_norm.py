@@ -107,6 +107,17 @@ def _check_like(name: str, t: torch.Tensor | None, x: torch.Tensor) -> None:
     check_same_device(name, t, x)
 
 
+def _check_grad_args(dy: torch.Tensor, x: torch.Tensor, y: torch.Tensor | None, activation) -> tuple[int, bool]:
+    """The backward stages' common checks -> (channels, ReLU fused): dy and y like x, y given with ReLU."""
+    c = _check_x(x)
+    _check_like("dy", dy, x)
+    relu = _check_activation(activation)
+    if relu and y is None:
+        raise ValueError("activation='relu' needs y, the forward's output")
+    _check_like("y", y, x)
+    return c, relu
+
+
 def _check_activation(activation) -> bool:
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation must be None or 'relu', got {activation!r}")
@@ -129,6 +140,12 @@ def _cv(v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 def _c(t: torch.Tensor | None) -> torch.Tensor | None:
     """A per-channel vector the kernels can index densely (a strided view costs one small copy)."""
     return t if t is None or t.is_contiguous() else t.contiguous()
+
+
+def _write_back(view: torch.Tensor, dense: torch.Tensor) -> None:
+    """After a kernel updated ``dense = _c(view)`` in place, make the update reach a strided ``view``."""
+    if dense is not view:
+        view.copy_(dense)
 
 
 def _like_x(t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -164,10 +181,9 @@ def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stat
     if batch_stats:
         shift, mrel, rstd = K.forward_train(xv, y, zv, weight, bias, rm if update else None, rv if update else None,
                                             nbt, momentum, eps, fix_gamma, relu)
-        if update and rm is not running_mean:  # strided running statistics: update the views in place
-            running_mean.copy_(rm)
-        if update and rv is not running_var:
-            running_var.copy_(rv)
+        if update:
+            _write_back(running_mean, rm)
+            _write_back(running_var, rv)
     else:
         shift, rstd = K.apply(xv, y, zv, weight, bias, rm, None, rv, is_var=True, eps=eps, fix_gamma=fix_gamma,
                               relu=relu, save=True)
@@ -471,10 +487,8 @@ def _merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, e
             drm, drv = _c(rm), _c(rv)
             out = K.merge_stats(counts.to(means.dtype), _unit_cols(means), _unit_cols(m2s), eps, drm, drv, momentum,
                                 nbt)
-            if drm is not rm:  # strided running statistics: update the views in place
-                rm.copy_(drm)
-            if drv is not rv:
-                rv.copy_(drv)
+            _write_back(rm, drm)
+            _write_back(rv, drv)
             return out
         return K.merge_stats(counts.to(means.dtype), _unit_cols(means), _unit_cols(m2s), eps)
     n = torch.zeros((), dtype=means.dtype, device=means.device)
@@ -513,10 +527,8 @@ def _update_running_stats_(running_mean, running_var, mean, var, count, momentum
     if uses_triton(running_mean):
         rm, rv = _c(running_mean), _c(running_var)
         K.update_running(rm, rv, _c(mean), _c(var), count, momentum, num_batches_tracked)
-        if rm is not running_mean:
-            running_mean.copy_(rm)
-        if rv is not running_var:
-            running_var.copy_(rv)
+        _write_back(running_mean, rm)
+        _write_back(running_var, rv)
         return
     n = torch.as_tensor(count, dtype=torch.float64, device=running_mean.device)
     f = (1.0 / num_batches_tracked.to(torch.float64)) if momentum is None else momentum
@@ -557,12 +569,7 @@ def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd:
                   y: torch.Tensor | None = None, activation: str | None = None
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """(Σg, Σg·x̂) per channel, x̂ = (x − mean)·invstd, g = dy (zeroed where y <= 0 with ReLU)."""
-    c = _check_x(x)
-    _check_like("dy", dy, x)
-    relu = _check_activation(activation)
-    if relu and y is None:
-        raise ValueError("activation='relu' needs y, the forward's output")
-    _check_like("y", y, x)
+    c, relu = _check_grad_args(dy, x, y, activation)
     for name, t in (("mean", mean), ("invstd", invstd)):
         _check_channels(name, t, c, x)
     sums = _backward_sums(dy, x, mean, invstd, y, relu)
@@ -601,25 +608,19 @@ def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: t
                 y: torch.Tensor | None = None, activation: str | None = None, need_dz: bool = True
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """dx = w·invstd·(g − sum_dy/count − x̂·sum_dy_xhat/count) and dz = g (None unless ``need_dz``)."""
-    c = _check_x(x)
-    _check_like("dy", dy, x)
-    relu = _check_activation(activation)
-    if relu and y is None:
-        raise ValueError("activation='relu' needs y, the forward's output")
-    _check_like("y", y, x)
+    c, relu = _check_grad_args(dy, x, y, activation)
     for name, t in (("mean", mean), ("invstd", invstd), ("weight", weight), ("sum_dy", sum_dy),
                     ("sum_dy_xhat", sum_dy_xhat)):
         _check_channels(name, t, c, x)
-    return _backward_dx(dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, None, count, y, relu, need_dz)
+    sums = torch.cat((sum_dy.to(_acc(x.dtype)), sum_dy_xhat.to(_acc(x.dtype))))
+    return _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu, need_dz)
 
 
-def _backward_dx(dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, packed, count, y, relu: bool, need_dz: bool
+def _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu: bool, need_dz: bool
                  ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``backward_dx`` with checked arguments. ``packed``: the sums as one [2C] tensor (Σg, Σg·x̂) in the
-    accumulation dtype, used as it is by the kernel (then ``sum_dy``/``sum_dy_xhat`` may be None)."""
+    """``backward_dx`` with checked arguments and the sums packed as one [2C] tensor ``[Σg | Σg·x̂]`` in the
+    accumulation dtype, which the kernel reads as it is."""
     c = x.shape[1]
-    if packed is not None and sum_dy is None:
-        sum_dy, sum_dy_xhat = packed[:c], packed[c:]
     if x.numel() == 0:
         return torch.empty_like(x), (torch.empty_like(x) if need_dz else None)
     dz_alias = need_dz and not relu
@@ -630,17 +631,13 @@ def _backward_dx(dy, x, mean, invstd, weight, sum_dy, sum_dy_xhat, packed, count
         n = torch.as_tensor(count, dtype=torch.float64, device=x.device)
         k1 = invstd.to(torch.float64) if weight is None else invstd.to(torch.float64) * weight.to(torch.float64)
         xh = (x.to(torch.float64) - _cv(mean.to(torch.float64), x)) * _cv(invstd.to(torch.float64), x)
-        dx = _cv(k1, x) * (g - _cv(sum_dy.to(torch.float64) / n, x) - xh * _cv(sum_dy_xhat.to(torch.float64) / n, x))
+        sg, sgx = sums[:c].to(torch.float64), sums[c:].to(torch.float64)
+        dx = _cv(k1, x) * (g - _cv(sg / n, x) - xh * _cv(sgx / n, x))
         dz = dy if dz_alias else (_like_x(g, x) if need_dz else None)
         return _like_x(dx, x), dz
     xv = K.view(x)
     dx = torch.empty_like(xv.x)
     dz = torch.empty_like(xv.x) if (need_dz and relu) else None
-    acc = _acc(x.dtype)
-    if packed is not None and packed.dtype == acc and packed.is_contiguous():
-        sums = packed
-    else:
-        sums = torch.cat((sum_dy.to(acc), sum_dy_xhat.to(acc)))
     if isinstance(count, torch.Tensor):
         count = count.reshape(())
     K.backward_dx(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight), _c(mean),
