@@ -567,6 +567,34 @@ def _pyplot():
     return plt
 
 
+def save_figure(fig, path: Path | str, title: str | None = None) -> Path:
+    """Lay out ``fig`` (with a super-title), write it as a PNG at ``path`` (folders made) and close it."""
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return path
+
+
+def run_cli(p, args, run: Callable) -> int:
+    """The single-process suites' command line after parsing: ``run(args)`` (its ValueError becomes a usage
+    error); exit status 1 when fastnorm failed at any case or nothing was measured. Without CUDA, only
+    custom ``--shapes`` run (to test the harness on the CPU)."""
+    if torch.device(args.device).type == "cpu" and not args.shapes:
+        print("No CUDA device: the benchmarks measure GPU memory bandwidth and need one. (--device cpu with "
+              "--shapes runs the harness on the CPU, to test it.)")
+        return 1
+    try:
+        doc = run(args)
+    except ValueError as exc:
+        p.error(str(exc))
+    bad = [r for r in doc["records"] if r["impl"] == FASTNORM and r["status"] == "error"]
+    return 1 if bad or not any(r["status"] == "ok" for r in doc["records"]) else 0
+
+
 def _style(impl: str) -> dict:
     styles = {FASTNORM: dict(color="#d62728", linewidth=2.4, marker="o", zorder=5),
               "torch": dict(color="#1f77b4", marker="s"), "compile": dict(color="#2ca02c", marker="^"),
@@ -603,13 +631,7 @@ def plot_sweep(panels: Sequence[tuple[str, Sequence[dict]]], copy_gbps: float, p
         ax_t.set_title(f"{name}: time")
         ax_b.set_title(f"{name}: bandwidth")
         ax_b.legend(fontsize=8, loc="best")
-    fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title)
 
 
 def plot_bars(panels: Sequence[tuple[str, Sequence[dict]]], path: Path | str, title: str) -> Path:
@@ -635,13 +657,7 @@ def plot_bars(panels: Sequence[tuple[str, Sequence[dict]]], path: Path | str, ti
         ax.set_title(name)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8, ncol=len(impls) + 1, loc="upper right")
-    fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title)
 
 
 # ------------------------------------------------------------------------------------- optional peers

@@ -533,13 +533,4 @@ def main(argv: list[str] | None, op: str) -> int:
     add_arguments(p)
     args = p.parse_args(argv)
     args.op = op
-    if torch.device(args.device).type == "cpu" and not args.shapes:
-        print("No CUDA device: the benchmarks measure GPU memory bandwidth and need one. (--device cpu with "
-              "--shapes runs the harness on the CPU, to test it.)")
-        return 1
-    try:
-        doc = run(args)
-    except ValueError as exc:
-        p.error(str(exc))
-    bad = [r for r in doc["records"] if r["impl"] == "fastnorm" and r["status"] == "error"]
-    return 1 if bad or not any(r["status"] == "ok" for r in doc["records"]) else 0
+    return common.run_cli(p, args, run)

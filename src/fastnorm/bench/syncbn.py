@@ -394,11 +394,9 @@ def plot(doc: dict, path: Path) -> Path | None:
     ax.set_title(f"SyncBatchNorm overhead, {env['world_size']} × {env.get('device_name')}")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    from .common import save_figure
+
+    return save_figure(fig, path)
 
 
 # ------------------------------------------------------------------------------------------------ CLI
