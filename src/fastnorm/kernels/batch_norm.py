@@ -291,6 +291,47 @@ def _load_param(p_ptr, c, cmask, HAS: tl.constexpr, default: tl.constexpr, ACC: 
         return tl.full(c.shape, default, ACC)
 
 
+@triton.jit
+def _weight_scale(w_ptr, rstd, c, cmask, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, ACC: tl.constexpr):
+    """w·invstd per channel (invstd alone under FIX_GAMMA or without a weight)."""
+    if FIX_GAMMA:
+        return rstd
+    else:
+        return _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
+
+
+@triton.jit
+def _channel_rstd(sd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR: tl.constexpr, ACC: tl.constexpr):
+    """invstd per channel: read as it is, or 1/sqrt(var + eps) from a variance when IS_VAR."""
+    sd = tl.load(sd_ptr + c, mask=cmask, other=1.0).to(ACC)
+    if IS_VAR:
+        return _invstd(sd, _hl(eps_hi, eps_lo, ACC), ACC)
+    else:
+        return sd
+
+
+@triton.jit
+def _channel_center(mean_ptr, mrel_ptr, c, cmask, HAS_MREL: tl.constexpr, CB: tl.constexpr, ACC: tl.constexpr):
+    """(shift, mean_rel) per channel: the mean is shift + mean_rel (mean_rel 0 when absent)."""
+    mean = tl.load(mean_ptr + c, mask=cmask, other=0.0).to(ACC)
+    if HAS_MREL:
+        mrel = tl.load(mrel_ptr + c, mask=cmask, other=0.0).to(ACC)
+    else:
+        mrel = tl.zeros([CB], ACC)
+    return mean, mrel
+
+
+@triton.jit
+def _pass_item(C, V, VPI, CB: tl.constexpr, IDX: tl.constexpr):
+    """The one-pass kernels' item of this program -> (chunk j, channels c, their mask, inner range [v0, v1))."""
+    pid = tl.program_id(0)
+    ncb = tl.cdiv(C, CB)
+    j = pid // ncb
+    c = (pid % ncb) * CB + tl.arange(0, CB)
+    v0 = j.to(IDX) * VPI
+    return j, c, c < C, v0, tl.minimum(v0 + VPI, V)
+
+
 # ----------------------------------------------------------------------------------------------- forward
 
 
@@ -401,10 +442,7 @@ def _bn_fwd_fused_kernel(
         shift = tl.load(out_a_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         mrel = tl.load(out_b_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         rstd = tl.load(out_c_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
-        if FIX_GAMMA:
-            scale = rstd
-        else:
-            scale = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
+        scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
         beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
         _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, sn, sc, ss,
                      IDX, S, FLAT, L, BS, HAS_Z, RELU, ACC)
@@ -424,32 +462,15 @@ def _bn_apply_kernel(
 ):
     """One pass: y = act(w·((x - mean) - mean_rel)·invstd + b + z). With IS_VAR, invstd = 1/sqrt(var + eps)
     (evaluation from running statistics); SAVE writes mean and invstd out for the backward."""
-    pid = tl.program_id(0)
-    cb = pid % tl.cdiv(C, CB)
-    j = pid // tl.cdiv(C, CB)
-    c = cb * CB + tl.arange(0, CB)
-    cmask = c < C
-    mean = tl.load(mean_ptr + c, mask=cmask, other=0.0).to(ACC)
-    if HAS_MREL:
-        mrel = tl.load(mrel_ptr + c, mask=cmask, other=0.0).to(ACC)
-    else:
-        mrel = tl.zeros([CB], ACC)
-    sd = tl.load(sd_ptr + c, mask=cmask, other=1.0).to(ACC)
-    if IS_VAR:
-        rstd = _invstd(sd, _hl(eps_hi, eps_lo, ACC), ACC)
-    else:
-        rstd = sd
+    j, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
+    mean, mrel = _channel_center(mean_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
+    rstd = _channel_rstd(sd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
     if SAVE:
         if j == 0:
             tl.store(save_mean_ptr + c, mean, mask=cmask)
             tl.store(save_rstd_ptr + c, rstd, mask=cmask)
-    if FIX_GAMMA:
-        scale = rstd
-    else:
-        scale = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
+    scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
-    v0 = j.to(IDX) * VPI
-    v1 = tl.minimum(v0 + VPI, V)
     _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, sn, sc, ss,
                  IDX, S, FLAT, L, BS, HAS_Z, RELU, ACC)
 
@@ -531,20 +552,9 @@ def _bn_bwd_fused_kernel(
     cb, j, c, cmask, v0, v1 = _item_extent(i, g, C, V, VPI, NCB_G, CB, IDX)
     p2_ptr = part_ptr + 2 * C * SPLIT
     sub_ptr, blk_ptr, grp_ptr, ready_ptr = _sync_counters(sync_ptr, G, NCB_G, NSUB)
-    shift = tl.load(shift_ptr + c, mask=cmask, other=0.0).to(ACC)
-    if HAS_MREL:
-        mrel = tl.load(mrel_ptr + c, mask=cmask, other=0.0).to(ACC)
-    else:
-        mrel = tl.zeros([CB], ACC)
-    sd = tl.load(rstd_ptr + c, mask=cmask, other=1.0).to(ACC)
-    if IS_VAR:
-        rstd = _invstd(sd, _hl(eps_hi, eps_lo, ACC), ACC)
-    else:
-        rstd = sd
-    if FIX_GAMMA:
-        k1 = rstd
-    else:
-        k1 = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
+    shift, mrel = _channel_center(shift_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
+    rstd = _channel_rstd(rstd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
+    k1 = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     if kind == _STATS:
         if MODE == 2:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
@@ -600,28 +610,11 @@ def _bn_bwd_dx_kernel(
 ):
     """One pass of dx (and dz = g): TRAIN from given sums sums_ptr[2, C] and count (a float, or a device
     scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g."""
-    pid = tl.program_id(0)
-    cb = pid % tl.cdiv(C, CB)
-    j = pid // tl.cdiv(C, CB)
-    c = cb * CB + tl.arange(0, CB)
-    cmask = c < C
-    sd = tl.load(sd_ptr + c, mask=cmask, other=1.0).to(ACC)
-    if IS_VAR:
-        rstd = _invstd(sd, _hl(eps_hi, eps_lo, ACC), ACC)
-    else:
-        rstd = sd
-    if FIX_GAMMA:
-        k1 = rstd
-    else:
-        k1 = _load_param(w_ptr, c, cmask, HAS_W, 1.0, ACC) * rstd
-    v0 = j.to(IDX) * VPI
-    v1 = tl.minimum(v0 + VPI, V)
+    _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
+    rstd = _channel_rstd(sd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
+    k1 = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     if TRAIN:
-        mean = tl.load(mean_ptr + c, mask=cmask, other=0.0).to(ACC)
-        if HAS_MREL:
-            mrel = tl.load(mrel_ptr + c, mask=cmask, other=0.0).to(ACC)
-        else:
-            mrel = tl.zeros([CB], ACC)
+        mean, mrel = _channel_center(mean_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
         if COUNT_PTR:
             n = tl.load(count_ptr).to(ACC)
         else:
