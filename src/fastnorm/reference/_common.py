@@ -33,6 +33,15 @@ def as_work_optional(a, dt: np.dtype, name: str) -> np.ndarray | None:
     return None if a is None else as_work(a, dt, name)
 
 
+def as_work_grad(dy, x, dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``(dy, x)`` of a backward in the working precision; ``dy`` must have the shape of ``x``."""
+    x = as_work(x, dt, "x")
+    dy = as_work(dy, dt, "dy")
+    if dy.shape != x.shape:
+        raise ValueError(f"dy must have the shape of x {x.shape}, got {dy.shape}")
+    return dy, x
+
+
 def split_rows(shape: tuple[int, ...], normalized_ndim: int, name: str = "x") -> tuple[tuple[int, ...], int]:
     """``(leading_shape, row_length)`` for normalizing over the last ``normalized_ndim`` dims."""
     if not isinstance(normalized_ndim, (int, np.integer)) or isinstance(normalized_ndim, bool):
@@ -52,10 +61,7 @@ def check_param_shape(p: np.ndarray | None, shape: tuple[int, ...], name: str) -
 def row_norm_backward_inputs(dy, x, weight, stats: dict, normalized_ndim: int, dt: np.dtype):
     """The checked, working-precision inputs of a LayerNorm/RMSNorm backward:
     ``(dy, x, weight | None, {name: per-row statistic}, leading_shape, row_length)``."""
-    x = as_work(x, dt, "x")
-    dy = as_work(dy, dt, "dy")
-    if dy.shape != x.shape:
-        raise ValueError(f"dy must have the shape of x {x.shape}, got {dy.shape}")
+    dy, x = as_work_grad(dy, x, dt)
     lead, n = split_rows(x.shape, normalized_ndim)
     w = as_work_optional(weight, dt, "weight")
     check_param_shape(w, x.shape[len(lead):], "weight")

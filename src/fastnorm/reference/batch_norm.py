@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import as_work, as_work_optional, check_eps, work_dtype
+from ._common import as_work, as_work_grad, as_work_optional, check_eps, work_dtype
 from .stats import (
     backward_sums,
     channel_axes,
@@ -170,10 +170,7 @@ def batch_norm_backward(dy, x, weight, fwd: BatchNormForward, *, training, axis=
     """
     _check_activation(activation)
     dt = work_dtype(dtype)
-    x = as_work(x, dt, "x")
-    dy = as_work(dy, dt, "dy")
-    if dy.shape != x.shape:
-        raise ValueError(f"dy must have the shape of x {x.shape}, got {dy.shape}")
+    dy, x = as_work_grad(dy, x, dt)
     ch, red = channel_axes(x.ndim, axis)
     c = x.shape[ch]
     w = as_work_optional(weight, dt, "weight")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import as_work, work_dtype
+from ._common import as_work, as_work_grad, work_dtype
 
 
 def channel_axes(ndim: int, axis) -> tuple[int, tuple[int, ...]]:
@@ -139,10 +139,7 @@ def backward_sums(dy, x, mean, invstd, axis=1, *, dtype=None):
     the global ``mean``/``invstd`` these sums add over shards.
     """
     dt = work_dtype(dtype)
-    x = as_work(x, dt, "x")
-    dy = as_work(dy, dt, "dy")
-    if dy.shape != x.shape:
-        raise ValueError(f"dy must have the shape of x {x.shape}, got {dy.shape}")
+    dy, x = as_work_grad(dy, x, dt)
     ch, red = channel_axes(x.ndim, axis)
     mean = as_work(mean, dt, "mean")
     invstd = as_work(invstd, dt, "invstd")
