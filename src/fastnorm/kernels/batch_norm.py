@@ -52,6 +52,7 @@ import triton.language as tl
 
 from . import config
 from ._launch import _Launcher
+from ._reduce import rounded_prod
 
 # Item kinds of the fused kernels.
 _STATS = tl.constexpr(0)
@@ -144,7 +145,7 @@ def _tile_two_pass(xv, m, ACC: tl.constexpr):
     nt = tl.sum(m.to(ACC), 1)
     mt = tl.sum(tl.where(m, xv, 0.0), 1) / tl.maximum(nt, 1.0)
     d = tl.where(m, xv - mt[:, None], 0.0)
-    return nt, mt, tl.sum(d * d, 1)
+    return nt, mt, tl.sum(rounded_prod(d, d), 1)
 
 
 @triton.jit
@@ -175,7 +176,7 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX: tl.constexpr
     nl = tl.sum(lw, 0)
     mean = tl.sum(mean_l * lw[None, :], 1) / nl
     dm = (mean_l - mean[:, None]) * lw[None, :]
-    m2 = tl.sum(m2_l * lw[None, :], 1) + kf * tl.sum(dm * dm, 1)
+    m2 = tl.sum(m2_l * lw[None, :], 1) + kf * tl.sum(rounded_prod(dm, dm), 1)
     cnt = tl.zeros([CB], ACC) + kf * nl
     vs = v0 + nfull * BS
     if vs < v1:
@@ -207,7 +208,7 @@ def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.const
         # The multi-way form of Chan's merge: n = Σn_j, mean = Σn_j·mean_j / n,
         # M2 = Σ(M2_j + n_j·(mean_j - mean)²) — deviations from the merged mean, fixed-shape sums.
         bn = tl.sum(pn, 1)
-        bm = tl.sum(pn * pm, 1) / tl.where(bn > 0, bn, 1.0)
+        bm = tl.sum(rounded_prod(pn, pm), 1) / tl.where(bn > 0, bn, 1.0)
         dm = tl.where(m, pm - bm[:, None], 0.0)
         bq = tl.sum(pq + pn * dm * dm, 1)
         cnt, mean, m2 = _chan(cnt, mean, m2, bn, bm, bq)

@@ -40,6 +40,7 @@ import triton.language as tl
 from torch._subclasses.fake_tensor import is_fake
 
 from ._launch import _Launcher
+from ._reduce import rounded_prod
 from .config import NormConfig, device_index, norm_bwd_config, norm_fwd_config, norm_partial_sum_config
 
 # ----------------------------------------------------------------------------- kernels
@@ -68,17 +69,6 @@ def _rsqrt(v, IS_F64: tl.constexpr):
 
 
 @triton.jit
-def _prod(a, b):
-    """a·b rounded on its own, for products that ``tl.sum`` reduces across lanes. A plain product is
-    contracted into the first butterfly add of the reduction as an FMA on each lane, against the rounded
-    product of its partner lane, so the lanes' copies of the sum differ in the last bit
-    (triton-lang/triton#7264): a row's statistic would depend on the lane that reads it, and storing it
-    is a shared-memory write race (compute-sanitizer racecheck). ``fma(a, b, +0.0)`` rounds once and is
-    never folded into a multiply (-0.0 + 0.0 = +0.0), so every lane adds the same rounded products."""
-    return tl.fma(a, b, 0.0)
-
-
-@triton.jit
 def _fwd_tile(
     blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro, eps, weight_offset,
     w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
@@ -99,7 +89,7 @@ def _fwd_tile(
                   rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
     if IS_RMS:
         xc = s
-        var = tl.sum(_prod(s, s), axis=1) / N
+        var = tl.sum(rounded_prod(s, s), axis=1) / N
     else:
         # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
         k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
@@ -110,7 +100,7 @@ def _fwd_tile(
         xc = d - mean[:, None]
         if not EVEN_N:
             xc = tl.where(mask, xc, 0.0)
-        var = tl.sum(_prod(xc, xc), axis=1) / N
+        var = tl.sum(rounded_prod(xc, xc), axis=1) / N
     rstd = _rsqrt(var + eps, IS_F64)
     y = xc * rstd[:, None]
     if not HOIST:  # one-row tiles load weight and bias here, after the statistics (fewer live registers)
@@ -207,9 +197,9 @@ def _norm_fwd_kernel(
                 # chunk past N saw one sample fewer.
                 tail = N - (num_chunks - 1) * BLOCK_N
                 cnt_e = tl.where(cols[None, :] < tail, num_chunks, num_chunks - 1).to(ACC)
-                mean = tl.sum(_prod(cnt_e, mean_e), axis=1) / N
+                mean = tl.sum(rounded_prod(cnt_e, mean_e), axis=1) / N
                 dev = mean_e - mean[:, None]
-                var = (tl.sum(m2_e, axis=1) + tl.sum(_prod(cnt_e * dev, dev), axis=1)) / N
+                var = (tl.sum(m2_e, axis=1) + tl.sum(rounded_prod(cnt_e * dev, dev), axis=1)) / N
             rstd = _rsqrt(var + eps, IS_F64)
             # Pass 2: re-read the row (from L2; residual_out when fused: one tensor instead of two).
             # The barrier makes every thread's residual_out stores visible to the threads re-reading them.
@@ -303,7 +293,7 @@ def _norm_bwd_kernel(
                 g = dy * w
             else:
                 g = dy
-            c1 = tl.sum(_prod(g, xhat), axis=1) / N
+            c1 = tl.sum(rounded_prod(g, xhat), axis=1) / N
             if IS_RMS:
                 dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
             else:
@@ -375,7 +365,7 @@ def _norm_bwd_kernel(
                 if HAS_DRES:
                     tl.store(DRES + rows64[:, None] * stride_dres + ccols, dx, mask=mask)
                 if HAS_W:
-                    pw = tl.sum(_prod(dy, xhat), axis=0, keep_dims=True)
+                    pw = tl.sum(rounded_prod(dy, xhat), axis=0, keep_dims=True)
                     if not first:
                         pw += tl.load(DW_PART + part + ccols, mask=col_mask, other=0.0)
                     tl.store(DW_PART + part + ccols, pw, mask=col_mask)
