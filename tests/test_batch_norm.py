@@ -411,6 +411,31 @@ def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, f
     assert_close("m2", m2, rm2, torch.float32)
 
 
+@pytest.mark.parametrize("stages,cap", [(1, None), (2, 64), (3, 48)])
+@pytest.mark.parametrize("shape,cl", [((6, 5, 9, 11), False), ((6, 5, 4, 4), False), ((6, 33, 3, 5), True)])
+def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, device):
+    """Every kernel's tile loop at other prefetch depths and register caps (items of many tiles), training,
+    evaluation and frozen, against the reference: the settings change the schedule, never the result."""
+    if torch.device(device).type != "cuda" and stages != 2:
+        pytest.skip("the interpreter ignores prefetch depths and register caps: one setting covers its path")
+    monkeypatch.setattr(config, "BN_ITEM", {"fused": 256, "stream": 256})
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 32, "bwd": 32})
+    monkeypatch.setattr(config, "BN_CL_CB", 4)
+    monkeypatch.setattr(config, "BN_ITEMS_PER_SM", 1)
+    monkeypatch.setattr(config, "BN_LOOP_STAGES", dict.fromkeys(config.BN_LOOP_STAGES, stages))
+    monkeypatch.setattr(config, "BN_MAXNREG", dict.fromkeys(config.BN_MAXNREG, cap))
+    config.batch_norm_plan.cache_clear()
+    try:
+        x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+        plan = K._plan(K.view(x.detach()), 4, "fused", "fwd")
+        assert plan.vpi >= 3 * plan.bs, plan
+        _check_bn(x, w, b, rm, rv, training=True, activation="relu")
+        _check_bn(x, w, b, rm, rv, training=False)
+        _check_bn(x, w, b, rm, rv, training=True, use_global_stats=True)
+    finally:
+        config.batch_norm_plan.cache_clear()
+
+
 @pytest.mark.parametrize("cl", [False, True])
 def test_every_output_element_written(cl, device):
     """Outputs handed to the kernels pre-filled with NaN come back NaN-free."""

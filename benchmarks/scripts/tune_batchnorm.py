@@ -265,6 +265,22 @@ VARIANTS = {
     "rowcb16": {"BN_NCHW_ROW_MIN_CB": 16},
     "rows256cb8": {"BN_ROW_LANES_MAX": 256, "BN_NCHW_ROW_MIN_CB": 8},
 }
+def _loop_variants():
+    """Prefetch depth and register cap of one kernel's tile loop, each against the current defaults."""
+    from fastnorm.kernels import config
+
+    out = {}
+    for loop, stages in config.BN_LOOP_STAGES.items():
+        for n in sorted({1, 2, 3} - {stages}):
+            out[f"{loop}_st{n}"] = {"BN_LOOP_STAGES": {**config.BN_LOOP_STAGES, loop: n}}
+        for r in sorted({None, 64, 80} - {config.BN_MAXNREG[loop]}, key=str):
+            out[f"{loop}_reg{r or 'free'}"] = {"BN_MAXNREG": {**config.BN_MAXNREG, loop: r}}
+    return out
+
+
+VARIANTS.update(_loop_variants())
+VARIANTS["item64K"] = {"BN_ITEM": {"fused": 65536, "stream": 65536}}
+VARIANTS["merge1024"] = {"BN_MERGE_ELEMS": 1024}
 
 
 def variants(copy_bw, results):
@@ -287,14 +303,17 @@ def variants(copy_bw, results):
                 setattr(config, k, v)
             _apply_overrides(ov)
             r = {}
-            for op in ("train_fwd", "train_bwd", "eval_fwd"):
+            for op in OPS:
+                err = compare(op, case)
+                if err > (2e-2 if dtype_name == "bf16" else 1e-4):
+                    log(f"{key} {name} {op}: ERR {err:.1e} against torch")
                 fn, _ = runner(op, "fastnorm", case)
                 r[op] = 100 * fewest_bytes(op, case) / bench(fn) / copy_bw
             prev = results["variants"].setdefault(key, {}).get(name)
             if prev:  # the better of the two passes
                 r = {op: max(v, prev[op]) for op, v in r.items()}
             results["variants"][key][name] = r
-            cells.append(f"{name}={r['train_fwd']:.0f}/{r['train_bwd']:.0f}/{r['eval_fwd']:.0f}")
+            cells.append(f"{name}=" + "/".join(f"{r[op]:.0f}" for op in OPS))
         log(key + "  " + " ".join(cells))
         del case
         torch.cuda.empty_cache()

@@ -51,7 +51,7 @@ class _Launcher:
     The first launch of each specialization goes through Triton normally and the returned
     ``CompiledKernel`` is cached under a key that distinguishes at least everything Triton specializes
     on (argument dtypes, 16-byte alignment of pointers, integers equal to 1 / divisible by 16 / beyond
-    32 bits, bools, None pointers, floats, constexprs, warps, stages, device); later launches call its
+    32 bits, bools, None pointers, floats, constexprs, warps, stages, register cap, device); later launches call its
     launcher directly. Every constexpr must be given in ``meta`` (any order). Grids are 1-D. Inside a
     traced ``triton_op`` the kernel goes through ``wrap_triton``; under the interpreter through Triton
     as usual.
@@ -63,11 +63,13 @@ class _Launcher:
         self.constexprs: tuple[str, ...] | None = None
 
     def __call__(self, grid: tuple[int, ...], args: tuple, meta: dict, num_warps: int, num_stages: int | None,
-                 traceable: bool = False) -> None:
+                 traceable: bool = False, maxnreg: int | None = None) -> None:
         opts = {"num_warps": num_warps} if num_stages is None else {"num_warps": num_warps, "num_stages": num_stages}
-        if traceable:
+        if traceable:  # torch's kernel wrapper takes no register cap: traced launches go without it
             wrap_triton(self.fn)[grid](*args, **meta, **opts)
             return
+        if maxnreg is not None:
+            opts["maxnreg"] = maxnreg
         if INTERPRETER:
             self.fn[grid](*args, **meta, **opts)
             return
@@ -78,7 +80,7 @@ class _Launcher:
             raise RuntimeError(f"{self.fn.__name__} needs every constexpr {names}, got {tuple(meta)}")
         consts = tuple(meta[n] for n in names)
         device = torch.cuda.current_device()
-        key = (device, num_warps, num_stages, len(args), consts, *_arg_keys(args))
+        key = (device, num_warps, num_stages, maxnreg, len(args), consts, *_arg_keys(args))
         compiled = self.cache.get(key)
         if compiled is None:
             self.cache[key] = self.fn[grid](*args, **meta, **opts)

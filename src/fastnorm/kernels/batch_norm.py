@@ -3,7 +3,7 @@
 Layout. Every kernel sees its input through one 2-D "view" — channel ``c`` and an inner index ``v``
 that walks the other dimensions — so a tensor is read in its own memory layout, never copied:
 
-* NCHW-contiguous, S = prod(spatial) > 64: ``v = n·S + s``, offset ``n·C·S + c·S + s`` (the division
+* NCHW-contiguous, S = prod(spatial) > 64: ``v = n·S + s``, offset ``(n·C + c)·S + s`` (the division
   ``v // S`` is by a compile-time constant: a multiply and shifts);
 * NCHW-contiguous, S <= 64 ("row layout"): ``v = n·L + s`` with L the power of two >= S, lanes
   ``s >= S`` are padding (shifts and masks instead of the division);
@@ -86,19 +86,23 @@ def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
 
 
 @triton.jit
-def _tile_offsets(c, v, sn, sc, ss, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr):
-    """Element offsets of the [CB, BS] tile of channels ``c`` and inner indices ``v``."""
+def _tile_offsets(c, v, C, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr):
+    """Element offsets of the [CB, BS] tile of channels ``c`` and inner indices ``v``.
+
+    NCHW offsets are written ``(n·C + c)·S + s`` with S a compile-time constant, so that Triton sees the
+    divisibility of S: runs of S elements are then read with vector loads (e.g. 4-wide at S = 196).
+    """
     if FLAT:
-        return v[None, :] * ss + c[:, None]
+        return v[None, :] * C + c[:, None]
     elif L > 0:
         # rows of L (a power of two >= S) lanes per image: v = n·L + s, lanes s >= S are padding
         n = v // L
         s = v % L
-        return n[None, :] * sn + c[:, None] * sc + s[None, :]
+        return (n[None, :] * C + c[:, None]) * S + s[None, :]
     else:
         n = v // S
         s = v - n * S
-        return n[None, :] * sn + c[:, None] * sc + s[None, :]
+        return (n[None, :] * C + c[:, None]) * S + s[None, :]
 
 
 @triton.jit
@@ -133,9 +137,9 @@ def _sync_counters(sync_ptr, G, NCB_G, NSUB):
 
 
 @triton.jit
-def _channel_shift(x_ptr, c, cmask, sc, ACC: tl.constexpr):
+def _channel_shift(x_ptr, c, cmask, S: tl.constexpr, ACC: tl.constexpr):
     """The per-channel shift K = x[0, c, 0] (0 when not finite), in the accumulation dtype."""
-    k = tl.load(x_ptr + c * sc, mask=cmask, other=0.0).to(ACC)
+    k = tl.load(x_ptr + c * S, mask=cmask, other=0.0).to(ACC)
     return tl.where(tl.abs(k) < float("inf"), k, 0.0)
 
 
@@ -149,8 +153,9 @@ def _tile_two_pass(xv, m, ACC: tl.constexpr):
 
 
 @triton.jit
-def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX: tl.constexpr, S: tl.constexpr,
-                FLAT: tl.constexpr, L: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, ACC: tl.constexpr):
+def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.constexpr,
+                FLAT: tl.constexpr, L: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
+                ACC: tl.constexpr):
     """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1).
 
     Full tiles update a Welford state per lane (every lane sees the same count, so the update factor
@@ -163,9 +168,9 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX: tl.constexpr
     mean_l = tl.zeros([CB, BS], ACC)
     m2_l = tl.zeros([CB, BS], ACC)
     lm = cmask[:, None] & _lanes_ok(ar, S, L)[None, :]  # the same lanes are padding in every tile
-    for t in range(0, nfull):
+    for t in tl.range(0, nfull, num_stages=STAGES):
         v = v0 + t * BS + ar
-        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT, L)
+        off = _tile_offsets(c, v, C, S, FLAT, L)
         xv = tl.load(x_ptr + off, mask=lm, other=0.0).to(ACC) - shift[:, None]
         rk = 1.0 / tl.cast(t + 1, ACC)
         d = xv - mean_l
@@ -182,7 +187,7 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX: tl.constexpr
     if vs < v1:
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT, L)
+        off = _tile_offsets(c, v, C, S, FLAT, L)
         xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - shift[:, None]
         tn, tm, tq = _tile_two_pass(xv, m, ACC)
         cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
@@ -337,15 +342,15 @@ def _pass_item(C, V, VPI, CB: tl.constexpr, IDX: tl.constexpr):
 
 
 @triton.jit
-def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, sn, sc, ss,
+def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, C,
                  IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, BS: tl.constexpr,
-                 HAS_Z: tl.constexpr, RELU: tl.constexpr, ACC: tl.constexpr):
+                 STAGES: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, ACC: tl.constexpr):
     """y = act(((x - shift) - mrel)·scale + beta + z) over channels ``c`` and inner range [v0, v1)."""
     ar = tl.arange(0, BS).to(IDX)
-    for vs in range(v0, v1, BS):
+    for vs in tl.range(v0, v1, BS, num_stages=STAGES):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT, L)
+        off = _tile_offsets(c, v, C, S, FLAT, L)
         xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
         yv = ((xv - shift[:, None]) - mrel[:, None]) * scale[:, None] + beta[:, None]
         if HAS_Z:
@@ -362,10 +367,9 @@ def _bn_fwd_fused_kernel(
     rm_ptr, rv_ptr, nbt_ptr,
     part_ptr, sync_ptr,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
-    sn, sc, ss,
     mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
-    CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
     RELU: tl.constexpr, FIX_GAMMA: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
 ):
@@ -392,8 +396,9 @@ def _bn_fwd_fused_kernel(
     p2_ptr = part_ptr + 3 * C * SPLIT
     sub_ptr, blk_ptr, grp_ptr, ready_ptr = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     if kind == _STATS:
-        shift = _channel_shift(x_ptr, c, cmask, sc, ACC)
-        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, sn, sc, ss, IDX, S, FLAT, L, CB, BS, ACC)
+        shift = _channel_shift(x_ptr, c, cmask, S, ACC)
+        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, FLAT, L, CB, BS, STAGES,
+                                       ACC)
         p = part_ptr + c * SPLIT + j
         tl.store(p, cnt, mask=cmask)
         tl.store(p + C * SPLIT, mean, mask=cmask)
@@ -445,8 +450,8 @@ def _bn_fwd_fused_kernel(
         rstd = tl.load(out_c_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
         beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
-        _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, sn, sc, ss,
-                     IDX, S, FLAT, L, BS, HAS_Z, RELU, ACC)
+        _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, C,
+                     IDX, S, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
 @triton.jit
@@ -455,9 +460,9 @@ def _bn_apply_kernel(
     mean_ptr, mrel_ptr, sd_ptr,  # sd: invstd, or the variance when IS_VAR
     save_mean_ptr, save_rstd_ptr,
     C, V, VPI, SPLIT,
-    sn, sc, ss, eps_hi, eps_lo,
+    eps_hi, eps_lo,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
-    CB: tl.constexpr, BS: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr,
     HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, FIX_GAMMA: tl.constexpr,
 ):
@@ -472,8 +477,8 @@ def _bn_apply_kernel(
             tl.store(save_rstd_ptr + c, rstd, mask=cmask)
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
-    _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, sn, sc, ss,
-                 IDX, S, FLAT, L, BS, HAS_Z, RELU, ACC)
+    _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, C,
+                 IDX, S, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
 # ---------------------------------------------------------------------------------------------- backward
@@ -491,8 +496,9 @@ def _masked_grad(dy_ptr, y_ptr, off, m, RELU: tl.constexpr, ACC: tl.constexpr):
 
 @triton.jit
 def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
-               sn, sc, ss, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr,
-               CB: tl.constexpr, BS: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr, DX: tl.constexpr,
+               C, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr,
+               CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr,
+               DX: tl.constexpr,
                DX_TRAIN: tl.constexpr, DZ: tl.constexpr, ACC: tl.constexpr):
     """Over channels ``c`` and inner range [v0, v1): with SUMS, return (Σg, Σg·x̂); with DX, write
     dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ."""
@@ -500,10 +506,10 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     ar = tl.arange(0, BS).to(IDX)
     sg = tl.zeros([CB, BS], ACC)  # per-lane sums, reduced once at the end (no cross-thread work in the loop)
     sgx = tl.zeros([CB, BS], ACC)
-    for vs in range(v0, v1, BS):
+    for vs in tl.range(v0, v1, BS, num_stages=STAGES):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, sn, sc, ss, S, FLAT, L)
+        off = _tile_offsets(c, v, C, S, FLAT, L)
         g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC)
         if NEED_X:
             xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
@@ -529,9 +535,9 @@ def _bn_bwd_fused_kernel(
     dw_ptr, db_ptr, sums_ptr,  # sums_ptr: fp32/fp64 [2, C] (Σg, Σg·x̂) out
     part_ptr, sync_ptr,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
-    sn, sc, ss, cnt_hi, cnt_lo, eps_hi, eps_lo,
+    cnt_hi, cnt_lo, eps_hi, eps_lo,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
-    CB: tl.constexpr, BS: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr,  # 0: training (sums, then dx), 1: sums only, 2: frozen (dx and sums in one pass)
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
@@ -559,10 +565,10 @@ def _bn_bwd_fused_kernel(
     if kind == _STATS:
         if MODE == 2:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, True, True, False, DZ, ACC)
+                                 v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, True, True, False, DZ, ACC)
         else:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, True, False, False, False, ACC)
+                                 v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, True, False, False, False, ACC)
         p = part_ptr + c * SPLIT + j
         tl.store(p, sg, mask=cmask)
         tl.store(p + C * SPLIT, sgx, mask=cmask)
@@ -595,7 +601,7 @@ def _bn_bwd_fused_kernel(
         k2 = -k1 * (fa / count)
         k3 = -k1 * (fb / count)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3,
-                   v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, False, True, True, DZ, ACC)
+                   v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
 
 
 @triton.jit
@@ -603,9 +609,9 @@ def _bn_bwd_dx_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
     mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr,
     C, V, VPI, SPLIT,
-    sn, sc, ss, cnt_hi, cnt_lo, eps_hi, eps_lo,
+    cnt_hi, cnt_lo, eps_hi, eps_lo,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
-    CB: tl.constexpr, BS: tl.constexpr,
+    CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
 ):
@@ -625,10 +631,10 @@ def _bn_bwd_dx_kernel(
         k2 = -k1 * (fa / n)
         k3 = -k1 * (fb / n)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, mean, mrel, rstd, k1, k2, k3,
-                   v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, False, True, True, DZ, ACC)
+                   v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
     else:
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, rstd, rstd, rstd, k1, k1, k1,
-                   v0, v1, sn, sc, ss, IDX, S, FLAT, L, CB, BS, RELU, False, True, False, DZ, ACC)
+                   v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, ACC)
 
 
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
@@ -719,9 +725,6 @@ class View(NamedTuple):
     c: int
     v: int  # inner indices per channel: N·S, or N·L in the row layout
     s: int  # spatial size S (1 when flat)
-    sn: int
-    sc: int
-    ss: int
     l: int  # NCHW row layout: lanes per image (a power of two >= S), 0 otherwise
     count: int  # values per channel, N·S
 
@@ -760,9 +763,9 @@ def view(x: torch.Tensor) -> View:
     if s > 1 and x.is_contiguous():
         lanes = _pow2(s)
         if lanes <= config.BN_ROW_LANES_MAX:  # row layout: no per-element division
-            return View(x, False, c, n * lanes, s, c * s, s, 1, lanes, n * s)
-        return View(x, False, c, n * s, s, c * s, s, 1, 0, n * s)
-    return View(x, True, c, n * s, 1, 0, 1, c, 0, n * s)
+            return View(x, False, c, n * lanes, s, lanes, n * s)
+        return View(x, False, c, n * s, s, 0, n * s)
+    return View(x, True, c, n * s, 1, 0, n * s)
 
 
 def _acc(dtype: torch.dtype) -> torch.dtype:
@@ -783,7 +786,7 @@ def _hilo(v: float) -> tuple[float, float]:
 
 
 def _idx(xv: View, bs: int, cb: int) -> tl.dtype:
-    return tl.int64 if xv.x.numel() + 2 * bs * cb * max(1, xv.sc) >= 2**31 else tl.int32
+    return tl.int64 if xv.x.numel() + 2 * bs * cb * xv.s >= 2**31 else tl.int32
 
 
 def _sms(xv: View) -> int:
@@ -795,8 +798,15 @@ def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
     return torch.zeros(1 + ncb * (plan.nsub + 1) + 2 * plan.groups, dtype=torch.int32, device=device)
 
 
-def _geom(xv: View, plan: config.BatchNormPlan) -> dict:
-    return dict(S=xv.s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.bs, plan.cb), CB=plan.cb, BS=plan.bs)
+def _geom(xv: View, plan: config.BatchNormPlan, loop: str) -> dict:
+    """The constexprs of the view, the plan's tile and the prefetch depth of the kernel's ``loop``."""
+    return dict(S=xv.s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.bs, plan.cb), CB=plan.cb, BS=plan.bs,
+                STAGES=config.BN_LOOP_STAGES[loop])
+
+
+def _maxnreg(loop: str, acc: torch.dtype) -> int | None:
+    """The register cap of the kernel of ``loop``: measured for fp32 accumulation only (fp64 states need more)."""
+    return config.BN_MAXNREG[loop] if acc == torch.float32 else None
 
 
 def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.BatchNormPlan:
@@ -825,12 +835,12 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     _fwd_fused(((2 if fused else 1) * plan.groups * k,), (
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
-        xv.sn, xv.sc, xv.ss, mh, ml, eh, el, ch, cl,
+        mh, ml, eh, el, ch, cl,
     ), dict(
         ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
-        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, **_geom(xv, plan),
-    ), plan.num_warps, None)
+        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, **_geom(xv, plan, "stats"),
+    ), plan.num_warps, None, maxnreg=_maxnreg("stats", acc))
     if not fused:
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
               save=False)
@@ -851,12 +861,12 @@ def stats(xv: View) -> torch.Tensor:
     _fwd_fused((plan.groups * plan.ncb_g * plan.split,), (
         xv.x, xv.x, None, None, None, packed, packed, packed, None, None, None, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
-        xv.sn, xv.sc, xv.ss, 0.0, 0.0, 0.0, 0.0, ch, cl,
+        0.0, 0.0, 0.0, 0.0, ch, cl,
     ), dict(
         ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=1,
         HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
-        MOMENTUM_NONE=False, **_geom(xv, plan),
-    ), plan.num_warps, None)
+        MOMENTUM_NONE=False, **_geom(xv, plan, "stats"),
+    ), plan.num_warps, None, maxnreg=_maxnreg("stats", acc))
     return packed
 
 
@@ -873,12 +883,12 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     eh, el = _hilo(eps)
     _apply((ncb * plan.split,), (
         xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd,
-        c, v, plan.vpi, plan.split, xv.sn, xv.sc, xv.ss, eh, el,
+        c, v, plan.vpi, plan.split, eh, el,
     ), dict(
         ACC=_TL[acc], HAS_MREL=mrel is not None, IS_VAR=is_var, SAVE=save,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=fix_gamma,
-        **_geom(xv, plan),
-    ), plan.num_warps, None)
+        **_geom(xv, plan, "apply"),
+    ), plan.num_warps, None, maxnreg=_maxnreg("apply", acc))
     return save_mean, save_rstd
 
 
@@ -909,12 +919,12 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     _bwd_fused((grid,), (
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
-        xv.sn, xv.sc, xv.ss, ch, cl, eh, el,
+        ch, cl, eh, el,
     ), dict(
         ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=_BWD_MODE[mode],
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
-        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, **_geom(xv, plan),
-    ), plan.num_warps, None)
+        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, **_geom(xv, plan, "bwd"),
+    ), plan.num_warps, None, maxnreg=_maxnreg("bwd", acc))
     return sums
 
 
@@ -931,11 +941,11 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     eh, el = _hilo(eps)
     _bwd_dx((ncb * plan.split,), (
         dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None,
-        c, v, plan.vpi, plan.split, xv.sn, xv.sc, xv.ss, ch, cl, eh, el,
+        c, v, plan.vpi, plan.split, ch, cl, eh, el,
     ), dict(
         ACC=_TL[acc], TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
-        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, **_geom(xv, plan),
-    ), plan.num_warps, None)
+        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, **_geom(xv, plan, "dx"),
+    ), plan.num_warps, None, maxnreg=_maxnreg("dx", acc))
 
 
 def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None = None,

@@ -251,9 +251,18 @@ BN_LAG = 1
 #: Items per sub-group merge and the cap on items per channel block.
 BN_MSUB = 64
 BN_MAX_SPLIT = 4096
-#: Merge tile width: partials per step (small: the merge path's registers count for the whole
-#: kernel's occupancy).
+#: Merge tile: at most BN_MERGE_TILE partials per step and at most BN_MERGE_ELEMS elements ([CB, width]):
+#: the rarely taken merge path's registers count for the whole kernel's occupancy.
 BN_MERGE_TILE = 16
+BN_MERGE_ELEMS = 256
+#: Per kernel ("stats": the statistics pass and the one-launch training forward; "apply"; "bwd": the sums
+#: pass and the one-launch backward; "dx"): the prefetch depth of its tile loop (``tl.range(num_stages=)``,
+#: cp.async through shared memory; 1 = none) and the register cap handed to ptxas for fp32 accumulation
+#: (None = no cap; the rarely taken merge path may then spill, the tile loop does not: checked in the
+#: SASS). Measured on the H200 (NOTES.md, session 3): statistics prefetch 3 + cap 64 + merge tiles of 256
+#: elements took channels-last 56² training forward from 31 to 38% of copy (109 -> 64 registers).
+BN_LOOP_STAGES = {"stats": 3, "apply": 3, "bwd": 1, "dx": 1}
+BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "bwd": None, "dx": None}
 
 
 def _prev_pow2(n: int) -> int:
@@ -300,4 +309,5 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     cg = min(cg, _cdiv(c, cb) * cb)
     groups = _cdiv(c, cg)
     num_warps = BN_WARPS if cb * bs >= 4096 else max(1, BN_WARPS // 2)
-    return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, BN_MERGE_TILE, num_warps)
+    ms = max(2, min(BN_MERGE_TILE, BN_MERGE_ELEMS // cb))
+    return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, ms, num_warps)
