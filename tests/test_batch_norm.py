@@ -381,7 +381,7 @@ def small_plans(monkeypatch):
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_MSUB", 2)
-    monkeypatch.setattr(config, "BN_CL_CB", 4)
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
     config.batch_norm_plan.cache_clear()
     yield
     config.batch_norm_plan.cache_clear()
@@ -420,8 +420,9 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
         pytest.skip("the interpreter ignores prefetch depths and register caps: one setting covers its path")
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 256, "stream": 256})
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 32, "bwd": 32})
-    monkeypatch.setattr(config, "BN_CL_CB", 4)
-    monkeypatch.setattr(config, "BN_ITEMS_PER_SM", 1)
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
+    monkeypatch.setattr(config, "BN_ITEMS_PER_SM", {"fused": 1, "stream": 1})
+    monkeypatch.setattr(config, "multiprocessor_count", lambda device: 4)  # the same plans on any device
     monkeypatch.setattr(config, "BN_LOOP_STAGES", dict.fromkeys(config.BN_LOOP_STAGES, stages))
     monkeypatch.setattr(config, "BN_MAXNREG", dict.fromkeys(config.BN_MAXNREG, cap))
     config.batch_norm_plan.cache_clear()

@@ -247,17 +247,19 @@ def table(results):
 VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16", True),
                  ((256, 1024, 14, 14), "bf16", False), ((128, 2048, 7, 7), "bf16", True),
                  ((128, 2048, 7, 7), "bf16", False), ((256, 256, 28, 28), "fp32", False),
-                 ((32, 512, 28, 28), "bf16", False)]
+                 ((32, 512, 28, 28), "bf16", False), ((8, 256, 128, 128), "bf16", False)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
     "twolaunch": {"BN_TRAIN_FUSED": False},
     "onegroup": {"BN_GROUP_BYTES": 1 << 40},
     "group16MB": {"BN_GROUP_BYTES": 16 << 20},
-    "ips8": {"BN_ITEMS_PER_SM": 8},
-    "ips32": {"BN_ITEMS_PER_SM": 32},
+    "ips8": {"BN_ITEMS_PER_SM": {"fused": 8, "stream": 8}},
+    "ips16": {"BN_ITEMS_PER_SM": {"fused": 16, "stream": 16}},
+    "ips32": {"BN_ITEMS_PER_SM": {"fused": 32, "stream": 32}},
     "warps4": {"BN_WARPS": 4},
-    "clcb32": {"BN_CL_CB": 32},
+    "clcb32": {"BN_CL_CB": {"fused": 32, "stream": 32}},
+    "clcb64": {"BN_CL_CB": {"fused": 64, "stream": 64}},
     "tile8K": {"BN_TILE": {"fwd": 8192, "bwd": 4096}},
     "rows2048": {"BN_ROW_LANES_MAX": 2048},
     "rowcb4": {"BN_NCHW_ROW_MIN_CB": 4},

@@ -217,15 +217,18 @@ BN_TILE = {"fwd": 4096, "bwd": 2048}
 #: Target elements per item, by kind: fused training kernels keep items small so that the window of
 #: items in flight stays well inside L2; one-pass kernels take larger items.
 BN_ITEM = {"fused": 32768, "stream": 65536}
-#: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes).
-BN_CL_CB = 64
+#: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes), by kind. Measured
+#: on the H200 (NOTES.md, session 3): 32 for the statistics pass (channels-last training forward +1..4 points
+#: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²).
+BN_CL_CB = {"fused": 32, "stream": 64}
 #: Largest channel block for NCHW items that gather several small channels, and the smallest in the
 #: NCHW row layout (S <= BN_ROW_LANES_MAX: a channel's run per image is at most 64 elements, so one
 #: channel per tile reads many short runs; adjacent channels' runs are adjacent in memory).
 BN_NCHW_MAX_CB = 16
 BN_NCHW_ROW_MIN_CB = 4
-#: Items per multiprocessor aimed at (items shrink for small tensors), and warps per 4096-element tile.
-BN_ITEMS_PER_SM = 16
+#: Items per multiprocessor aimed at (items shrink for small tensors), by kind, and warps per 4096-element
+#: tile. 8 for the fused kinds (the statistics pass: training forward +1..3 points, the most at 7²).
+BN_ITEMS_PER_SM = {"fused": 8, "stream": 16}
 BN_WARPS = 8
 #: NCHW inputs with S <= this many (padded to a power of two) lanes per image use the row layout
 #: (index = n·L + s: shifts and masks instead of a division per element). Measured on the H200: better
@@ -260,8 +263,10 @@ BN_MERGE_ELEMS = 256
 #: cp.async through shared memory; 1 = none) and the register cap handed to ptxas for fp32 accumulation
 #: (None = no cap; the rarely taken merge path may then spill, the tile loop does not: checked in the
 #: SASS). Measured on the H200 (NOTES.md, session 3): statistics prefetch 3 + cap 64 + merge tiles of 256
-#: elements took channels-last 56² training forward from 31 to 38% of copy (109 -> 64 registers).
-BN_LOOP_STAGES = {"stats": 3, "apply": 3, "bwd": 1, "dx": 1}
+#: elements took channels-last 56² training forward from 31 to 38% of copy (109 -> 64 registers); apply
+#: and dx prefetch 3: evaluation forward +1..5 points, frozen backward +2..8 (14²: 64 -> 72%); bwd prefetch 3:
+#: training backward +1..3 points.
+BN_LOOP_STAGES = {"stats": 3, "apply": 3, "bwd": 3, "dx": 3}
 BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "bwd": None, "dx": None}
 
 
@@ -286,9 +291,9 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     """
     tile = BN_TILE[direction]
     total = c * max(v, 1)
-    item = max(min(tile, total), min(BN_ITEM[kind], _cdiv(total, sms * BN_ITEMS_PER_SM)))
+    item = max(min(tile, total), min(BN_ITEM[kind], _cdiv(total, sms * BN_ITEMS_PER_SM[kind])))
     if flat:
-        cb = min(_next_pow2(c), BN_CL_CB)
+        cb = min(_next_pow2(c), BN_CL_CB[kind])
     else:
         by_item = _prev_pow2(max(1, item // max(1, v)))
         if lanes:
