@@ -348,7 +348,7 @@ def ptxas_report(ns):
         def __init__(self, k):
             self.k = k
 
-        def __call__(self, grid, args, meta, num_warps, num_stages, traceable, maxnreg=None):
+        def __call__(self, grid, args, meta, num_warps, num_stages, traceable):
             recorded.append((self.k, args, {**meta, "num_warps": num_warps, "num_stages": num_stages}))
 
     saved = K._fwd, K._bwd, K._sum_partials

@@ -39,7 +39,6 @@ class NormConfig(NamedTuple):
     num_warps: int
     num_stages: int = 1  # > 1: the persistent / chunk loops prefetch that many tiles ahead (cp.async)
     programs: int = 0  # persistent grid size; 0: one program per row tile (forward only)
-    maxnreg: int | None = None  # register cap handed to ptxas (eager launches; traced launches go without)
 
 
 class NormPartialSumConfig(NamedTuple):

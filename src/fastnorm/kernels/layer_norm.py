@@ -484,7 +484,7 @@ def norm_fwd(
         "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
         "EVEN_N": int(n) % cfg.block_n == 0, "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n,
         "NUM_STAGES": cfg.num_stages,
-    }, cfg.num_warps, cfg.num_stages, traceable, cfg.maxnreg)
+    }, cfg.num_warps, cfg.num_stages, traceable)
     return y, res_out, mean, rstd
 
 
@@ -538,7 +538,7 @@ def norm_bwd(
         "IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
         "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "NUM_STAGES": cfg.num_stages,
-    }, cfg.num_warps, cfg.num_stages, traceable, cfg.maxnreg)
+    }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
         pshape = param_shape or (n,)
