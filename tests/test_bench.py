@@ -327,3 +327,23 @@ def test_environment_names_the_source():
 
     env = common.environment("cpu")
     assert re.fullmatch(r"[0-9a-f]{12}", env["source_sha"]) and env["source_sha"] == common.source_sha()
+
+
+def test_report_names_each_suites_run(tmp_path):
+    """A report assembled from several runs says, per suite, when it ran and on which source."""
+    import json
+    from pathlib import Path
+
+    from fastnorm.report import build_markdown
+
+    committed = Path(__file__).resolve().parents[1] / "benchmarks" / "report"
+    env = common.environment("cpu")
+    results = []
+    for suite, date, sha in (("layernorm", "2026-01-01 10:00 UTC", "aaaaaaaaaaaa"),
+                             ("batchnorm", "2026-01-02 11:00 UTC", "bbbbbbbbbbbb")):
+        doc = json.loads((committed / f"{suite}.json").read_text())
+        doc["env"] = {**doc["env"], "date": date, "source_sha": sha}
+        results.append({"suite": suite, "json": f"{suite}.json", "reused": True, "doc": doc})
+    text = build_markdown(env, "cpu", False, None, results, True, "fastnorm report", 0.0, tmp_path)
+    assert "layernorm 2026-01-01 10:00 UTC (source aaaaaaaaaaaa)" in text
+    assert "batchnorm 2026-01-02 11:00 UTC (source bbbbbbbbbbbb)" in text

@@ -187,6 +187,12 @@ def _suite_markdown(suite: str, doc: dict, out_dir: Path, json_name: str) -> str
     return text + (f"\n![{png}]({png})\n" if (out_dir / png).is_file() else "")
 
 
+def _run_stamp(env: dict) -> str:
+    """'<date> (source <hash>)' of one suite's run, from its recorded environment."""
+    src = env.get("source_sha")
+    return f"{env.get('date', '?')}" + (f" (source {src})" if src else "")
+
+
 def build_markdown(env: dict, where: str, quick: bool, rows: list | None, results: list[dict], gpu: bool,
                    command: str, elapsed_s: float, out_dir: Path) -> str:
     lines = ["# fastnorm report", ""]
@@ -207,6 +213,10 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
 
     if gpu:
         docs = {r["suite"]: r["doc"] for r in results if "doc" in r}
+        runs = [f"{r['json'].removesuffix('.json')} {_run_stamp(r['doc'].get('env', {}))}" for r in results
+                if "doc" in r]
+        if runs:
+            lines += ["Each suite's own run (date, source hash of the measured code): " + "; ".join(runs) + ".", ""]
         copies = sorted({round(d["copy"]["gbps"]) for d in docs.values() if "copy" in d})
         if copies:
             lines += [f"Copy bandwidth (`dst.copy_(src)`, 1 GiB, read + written), measured in each suite's process: "
