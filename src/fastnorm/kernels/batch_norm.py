@@ -798,15 +798,16 @@ def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
     return torch.zeros(1 + ncb * (plan.nsub + 1) + 2 * plan.groups, dtype=torch.int32, device=device)
 
 
-def _geom(xv: View, plan: config.BatchNormPlan, loop: str) -> dict:
-    """The constexprs of the view, the plan's tile and the prefetch depth of the kernel's ``loop``."""
-    return dict(S=xv.s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.bs, plan.cb), CB=plan.cb, BS=plan.bs,
-                STAGES=config.BN_LOOP_STAGES[loop])
-
-
-def _maxnreg(loop: str, acc: torch.dtype) -> int | None:
-    """The register cap of the kernel of ``loop``: measured for fp32 accumulation only (fp64 states need more)."""
-    return config.BN_MAXNREG[loop] if acc == torch.float32 else None
+def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
+            plan: config.BatchNormPlan) -> None:
+    """Launch a tile kernel over ``xv`` with ``plan``: the view's and tile's constexprs, the accumulation dtype,
+    and the prefetch depth and register cap of the kernel's ``loop`` ("stats", "apply", "bwd" or "dx"; the
+    cap is measured for fp32 accumulation only: fp64 states need more registers)."""
+    acc = _acc(xv.x.dtype)
+    launcher((grid,), args, {
+        **meta, "S": xv.s, "FLAT": xv.flat, "L": xv.l, "IDX": _idx(xv, plan.bs, plan.cb), "ACC": _TL[acc],
+        "CB": plan.cb, "BS": plan.bs, "STAGES": config.BN_LOOP_STAGES[loop],
+    }, plan.num_warps, None, maxnreg=config.BN_MAXNREG[loop] if acc == torch.float32 else None)
 
 
 def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.BatchNormPlan:
@@ -832,15 +833,15 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     eh, el = _hilo(eps)
     ch, cl = _hilo(float(xv.count))
     fused = config.batch_norm_train_fused("fwd", xv.x.numel())
-    _fwd_fused(((2 if fused else 1) * plan.groups * k,), (
+    _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         mh, ml, eh, el, ch, cl,
     ), dict(
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
+        MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
-        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, **_geom(xv, plan, "stats"),
-    ), plan.num_warps, None, maxnreg=_maxnreg("stats", acc))
+        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None,
+    ), xv, plan)
     if not fused:
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
               save=False)
@@ -858,15 +859,15 @@ def stats(xv: View) -> torch.Tensor:
     part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
     ch, cl = _hilo(float(xv.count))
-    _fwd_fused((plan.groups * plan.ncb_g * plan.split,), (
+    _launch(_fwd_fused, "stats", plan.groups * plan.ncb_g * plan.split, (
         xv.x, xv.x, None, None, None, packed, packed, packed, None, None, None, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         0.0, 0.0, 0.0, 0.0, ch, cl,
     ), dict(
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=1,
+        MSUB=plan.msub, MS=plan.ms, MODE=1,
         HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
-        MOMENTUM_NONE=False, **_geom(xv, plan, "stats"),
-    ), plan.num_warps, None, maxnreg=_maxnreg("stats", acc))
+        MOMENTUM_NONE=False,
+    ), xv, plan)
     return packed
 
 
@@ -881,14 +882,13 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
     eh, el = _hilo(eps)
-    _apply((ncb * plan.split,), (
+    _launch(_apply, "apply", ncb * plan.split, (
         xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd,
         c, v, plan.vpi, plan.split, eh, el,
     ), dict(
-        ACC=_TL[acc], HAS_MREL=mrel is not None, IS_VAR=is_var, SAVE=save,
+        HAS_MREL=mrel is not None, IS_VAR=is_var, SAVE=save,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=fix_gamma,
-        **_geom(xv, plan, "apply"),
-    ), plan.num_warps, None, maxnreg=_maxnreg("apply", acc))
+    ), xv, plan)
     return save_mean, save_rstd
 
 
@@ -916,15 +916,15 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     grid = (2 if mode == "train" else 1) * plan.groups * k
     ch, cl = _hilo(float(xv.count))
     eh, el = _hilo(eps)
-    _bwd_fused((grid,), (
+    _launch(_bwd_fused, "bwd", grid, (
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync,
         c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         ch, cl, eh, el,
     ), dict(
-        ACC=_TL[acc], MSUB=plan.msub, MS=plan.ms, MODE=_BWD_MODE[mode],
+        MSUB=plan.msub, MS=plan.ms, MODE=_BWD_MODE[mode],
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
-        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, **_geom(xv, plan, "bwd"),
-    ), plan.num_warps, None, maxnreg=_maxnreg("bwd", acc))
+        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None,
+    ), xv, plan)
     return sums
 
 
@@ -932,20 +932,19 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
                 eps: float, fix_gamma: bool, relu: bool) -> None:
     """One pass of dx (and dz = g): training from the given sums [2, C] and ``count`` (a number or a
     device scalar tensor), or frozen dx = w·invstd·g."""
-    acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
     plan = _plan(xv, 1, "stream", "bwd")
     ncb = -(-c // plan.cb)
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
     eh, el = _hilo(eps)
-    _bwd_dx((ncb * plan.split,), (
+    _launch(_bwd_dx, "dx", ncb * plan.split, (
         dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None,
         c, v, plan.vpi, plan.split, ch, cl, eh, el,
     ), dict(
-        ACC=_TL[acc], TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
-        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, **_geom(xv, plan, "dx"),
-    ), plan.num_warps, None, maxnreg=_maxnreg("dx", acc))
+        TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
+        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
+    ), xv, plan)
 
 
 def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None = None,
