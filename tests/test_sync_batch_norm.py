@@ -245,3 +245,56 @@ def test_convert_model_sync_keeps_fastnorm_options(no_collectives):
     assert model[1].activation == "relu" and model[0].activation is None and model[2][0].momentum is None
     assert [id(p) for p in model.parameters()] == params
     assert_close("converted output", model[1](model[0](x)), to_np64(expected), torch.float32)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_packed_stats_and_sums_write_into_a_given_row(device, channels_last):
+    """The symmetric-memory exchange has the kernels write straight into a row of the gather buffer (and into
+    the sums buffer): the same values as the fresh tensors, nothing else in the buffers touched."""
+    from fastnorm.ops import batch_norm as bn
+
+    c, rows, width = 5, 3, 12
+    x = (torch.randn(4, c, 3, 7, device=device) * 3 + 2)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    dy = torch.randn_like(x)
+    poison = -777.0
+    buf = torch.full((rows, width), poison, device=device)
+    written = bn._local_stats(x, c, out=buf[1, :2 * c + 1])
+    fresh = bn._local_stats(x, c)
+    assert written.data_ptr() == buf[1].data_ptr()
+    assert torch.equal(buf[1, :2 * c + 1], fresh)
+    assert (buf[0] == poison).all() and (buf[2] == poison).all() and (buf[1, 2 * c + 1:] == poison).all()
+
+    mean = fresh[:c].clone()
+    invstd = torch.rsqrt(fresh[c:2 * c] / fresh[-1] + 1e-5)
+    sums_buf = torch.full((2 * c + 3,), poison, device=device)
+    got = bn._backward_sums(dy, x, mean, invstd, None, False, out=sums_buf[:2 * c])
+    assert got.data_ptr() == sums_buf.data_ptr()
+    assert torch.equal(sums_buf[:2 * c], bn._backward_sums(dy, x, mean, invstd, None, False))
+    assert (sums_buf[2 * c:] == poison).all()
+
+    empty = x[:0]
+    assert torch.equal(bn._local_stats(empty, c, out=buf[2, :2 * c + 1]), torch.zeros(2 * c + 1, device=device))
+
+
+def test_symmetric_exchange_only_for_cuda_and_auto(monkeypatch):
+    """CPU tensors (gloo) and FASTNORM_SYNCBN_EXCHANGE=collective never use symmetric memory, without any
+    collective; a wrong value of the variable is a ValueError naming it."""
+    from fastnorm import _symm_exchange as ex
+
+    class Group:
+        group_name = "test-group"
+
+    x = torch.randn(4, 3)
+    for name in COLLECTIVES:
+        if hasattr(dist, name):
+            monkeypatch.setattr(dist, name, lambda *a, **k: pytest.fail("collective called"))
+    monkeypatch.delenv(ex.ENV, raising=False)
+    assert ex.exchange_slot(Group(), x, 3) is None
+    monkeypatch.setenv(ex.ENV, "collective")
+    assert ex.exchange_slot(Group(), x, 3) is None
+    monkeypatch.setenv(ex.ENV, "nvlink")
+    with pytest.raises(ValueError, match="FASTNORM_SYNCBN_EXCHANGE"):
+        ex._mode()
+    assert not ex.uses_symmetric_memory(Group(), torch.device("cpu"))

@@ -41,6 +41,7 @@ import torch.distributed as dist  # noqa: E402
 
 import fastnorm  # noqa: E402
 import test_sync_batch_norm_gloo as cases  # noqa: E402  (the equivalence cases the CPU tests run, on CUDA here)
+from fastnorm import _symm_exchange  # noqa: E402
 from fastnorm import reference as ref  # noqa: E402
 from helpers import assert_close, to_np64  # noqa: E402
 
@@ -108,6 +109,48 @@ def check_deferred_one_value(env, failures, device):
     torch.cuda.synchronize()
     if not bool(torch.isfinite(y).all()):
         failures.append("the call after the error is not finite")
+
+
+class exchange_mode:
+    """``FASTNORM_SYNCBN_EXCHANGE`` set to ``mode`` inside the block (on every rank alike)."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+
+    def __enter__(self):
+        self.old = os.environ.get(_symm_exchange.ENV)
+        os.environ[_symm_exchange.ENV] = self.mode
+
+    def __exit__(self, *exc):
+        if self.old is None:
+            os.environ.pop(_symm_exchange.ENV, None)
+        else:
+            os.environ[_symm_exchange.ENV] = self.old
+
+
+def check_exchange_path(env, failures, device):
+    """Which exchange a training step used: symmetric memory here (one host, GPUs with peer access) for
+    fp32/bf16 input; torch.distributed's NCCL collectives for fp64 input and under
+    FASTNORM_SYNCBN_EXCHANGE=collective."""
+    counter = env["counter"]
+    symm = ["all_gather (symmetric memory)", "all_reduce (symmetric memory)"]
+    seen = []
+    for what, dtype, mode in (("fp32", torch.float32, "auto"), ("bf16", torch.bfloat16, "auto"),
+                              ("fp64", torch.float64, "auto"), ("fp32 collective", torch.float32, "collective")):
+        m = fastnorm.nn.SyncBatchNorm(24, device=device).to(dtype) if dtype == torch.float64 else \
+            fastnorm.nn.SyncBatchNorm(24, device=device)
+        x = torch.randn(4, 24, 5, 5, device=device, dtype=dtype, requires_grad=True)
+        counter.take()
+        with exchange_mode(mode):
+            m(x).backward(torch.randn_like(x))
+        calls = counter.take()
+        seen.append(f"{what}: {'symmetric memory' if calls == symm else 'collectives'}")
+        want_symm = mode == "auto" and dtype != torch.float64
+        if want_symm and calls != symm:
+            failures.append(f"{what}: expected the symmetric-memory exchanges, got {calls}")
+        if not want_symm and (len(calls) != 2 or not calls[0].startswith("all_gather") or calls[1] != "all_reduce"):
+            failures.append(f"{what} ({mode}): expected one all-gather and one all-reduce collective, got {calls}")
+    return "; ".join(seen)
 
 
 def check_no_host_sync(env, failures, device):
@@ -241,6 +284,11 @@ def check_cuda_graph(env, failures, device, replays=3):
     return f"max |graph - eager| = {worst_vs_eager:.3g} over {replays} replays"
 
 
+def _collective(fn):
+    with exchange_mode("collective"):
+        return fn()
+
+
 def main() -> int:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     cpu = "--cpu" in sys.argv[1:]  # gloo on CPU tensors, CUDA-only checks left out: to test this script itself
@@ -256,6 +304,11 @@ def main() -> int:
 
     checks = [(name, lambda fails, n=name, kw=kw: cases.run_training_case(env, fails, n, device=device, **kw))
               for name, kw in equivalence_cases(world)]
+    if not cpu:  # the same cases through the torch.distributed collectives (the default here is symmetric memory)
+        checks += [(f"{name} [collective]", lambda fails, n=name, kw=kw: _collective(
+                        lambda: cases.run_training_case(env, fails, n, device=device, **kw)))
+                   for name, kw in equivalence_cases(world)[:3] + equivalence_cases(world)[-1:]]
+        checks += [("exchange path per dtype and mode", lambda fails: check_exchange_path(env, fails, device))]
     checks += [
         ("untracked eval: local, no collectives", lambda fails: cases.run_untracked_eval_case(
             env, fails, "untracked eval", batches=pick([3, 0, 2], world), device=device))]

@@ -23,7 +23,7 @@ step() {  # name timeout command...
 STEPS=" ${STEPS:-check bench ddp compile} "
 [ "${WITH_COMPILE:-1}" = 1 ] || STEPS=${STEPS/ compile / }
 [[ $STEPS == *" check "* ]] && step syncbn_check 170 torchrun --standalone --nproc_per_node="$NPROC" benchmarks/scripts/gpu_syncbn_check.py
-[[ $STEPS == *" bench "* ]] && step syncbn_bench 240 torchrun --standalone --nproc_per_node="$NPROC" -m fastnorm.bench syncbn --out "${BENCH_OUT:-benchmarks/report}"
+[[ $STEPS == *" bench "* ]] && step syncbn_bench 320 torchrun --standalone --nproc_per_node="$NPROC" -m fastnorm.bench syncbn --out "${BENCH_OUT:-benchmarks/report}"
 [[ $STEPS == *" ddp "* ]] && step ddp 90 torchrun --standalone --nproc_per_node="$NPROC" benchmarks/scripts/gpu_ddp.py
 [[ $STEPS == *" compile "* ]] && step compile 100 python3 benchmarks/scripts/gpu_integration.py -k compile
 printf '%s\n' "${status[@]}"

@@ -28,8 +28,12 @@ no data-dependent shapes — forward and backward can be captured in a CUDA grap
 Only the global count of one value per channel cannot be known on the host without waiting for the
 all-gather; see ``GlobalCountCheck`` for how that error is raised.
 
-Collectives are looked up on ``torch.distributed`` at call time (so tools that wrap those functions —
-profilers, tests counting collectives — see every call).
+Where every rank of the group runs on this host with peer access between the GPUs, each of the two
+exchanges is one symmetric-memory kernel instead of an NCCL collective, with the same meaning (an all-gather
+through per-rank rows of a zeroed buffer, and a sum): ``fastnorm._symm_exchange`` says when and how; set
+``FASTNORM_SYNCBN_EXCHANGE=collective`` to always use the torch.distributed collectives. Collectives are looked
+up on ``torch.distributed`` at call time (so tools that wrap those functions — profilers, tests counting
+collectives — see every call).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from . import _symm_exchange
 from .ops import batch_norm as _bn
 
 __all__ = [
@@ -179,8 +184,14 @@ class _SyncBatchNormFunction(torch.autograd.Function):
                 activation, group, world_size, count_check):
         x = _dense_layout(x)
         c = x.shape[1]
-        # [mean | M2 | count] of this rank's shard, written by one launch, gathered as it is.
-        gathered = all_gather_stats(_bn._local_stats(x, c), group, world_size)
+        # [mean | M2 | count] of this rank's shard, written by one launch and gathered as it is: through a
+        # symmetric-memory buffer on one host with peer access, else with torch.distributed's all-gather.
+        slot = _symm_exchange.exchange_slot(group, x, c)
+        if slot is None:
+            gathered = all_gather_stats(_bn._local_stats(x, c), group, world_size)
+        else:
+            _bn._local_stats(x, c, out=slot.row)
+            gathered = slot.gather()
         counts = gathered[:, 2 * c]
         if count_check is not None:
             count_check.check_gathered(x, counts, world_size)
@@ -192,6 +203,7 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         ctx.save_for_backward(x, weight, gmean, invstd, count, y if activation is not None else None)
         ctx.activation = activation
         ctx.group = group
+        ctx.slot = slot
         ctx.bias_dtype = bias.dtype if bias is not None else None
         return y
 
@@ -205,11 +217,12 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         # The local parameter gradients come out of the same launch as the packed [Σg | Σg·x̂] sums.
         dw = x.new_empty(c, dtype=weight.dtype) if need_dw else None
         db = x.new_empty(c, dtype=ctx.bias_dtype) if need_db else None
-        sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db)
+        slot = ctx.slot
+        sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db, None if slot is None else slot.sums_in)
         dx = dz = None
         if need_dx:
-            # Reduced in place and passed to the dx kernel as they are (no split and re-pack).
-            all_reduce_sums_(sums, ctx.group)
+            # Summed over the ranks and passed to the dx kernel as they are (no split and re-pack).
+            sums = all_reduce_sums_(sums, ctx.group) if slot is None else slot.sum()
             dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu, need_dz)
         elif need_dz:
             dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)

@@ -6,7 +6,9 @@ Run from the repository root, on 2 and on 4 GPUs of one host::
     PYTHONPATH=src torchrun --standalone --nproc_per_node=4 -m fastnorm.bench syncbn --out benchmarks/results
 
 What is measured (BENCHMARKS.md's distributed protocol): one training step of one layer — ``y = m(x)`` and
-``y.backward(dy)`` — for fastnorm's ``SyncBatchNorm``, ``torch.nn.SyncBatchNorm``, and the local (unsynchronized)
+``y.backward(dy)`` — for fastnorm's ``SyncBatchNorm`` (as it runs by default: symmetric-memory exchanges on one
+host with peer access; and, as ``fastnorm_sync_collective``, with ``FASTNORM_SYNCBN_EXCHANGE=collective``:
+torch.distributed's NCCL collectives), ``torch.nn.SyncBatchNorm``, and the local (unsynchronized)
 ``torch.nn.BatchNorm2d`` and ``fastnorm.nn.BatchNorm2d``, at per-GPU shapes from (8,64,128,128) to
 (16,2048,7,7), NCHW and channels_last, fp32 and bf16 input (parameters fp32). Every rank runs the same fixed
 number of iterations (``--warmup``, ``--iters``; nothing picks its own count, so the collectives always match);
@@ -42,8 +44,9 @@ import torch.distributed as dist
 SHAPES = ((8, 64, 128, 128), (16, 256, 56, 56), (16, 512, 28, 28), (16, 1024, 14, 14), (16, 2048, 7, 7))
 LAYOUTS = ("nchw", "channels_last")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
-IMPLS = ("fastnorm_sync", "torch_sync", "fastnorm_local", "torch_local")
+IMPLS = ("fastnorm_sync", "torch_sync", "fastnorm_local", "torch_local", "fastnorm_sync_collective")
 TARGET_RATIO = 0.25
+EXCHANGE_ENV = "FASTNORM_SYNCBN_EXCHANGE"  # fastnorm_sync_collective: SyncBatchNorm through torch.distributed
 
 
 def resnet50_bn_layers(batch: int = 8, image: int = 224) -> list[tuple[int, int, int, int]]:
@@ -99,7 +102,7 @@ def _settle(device: torch.device) -> None:
 def _make_layer(impl: str, c: int, device: torch.device):
     import fastnorm
 
-    if impl == "fastnorm_sync":
+    if impl in ("fastnorm_sync", "fastnorm_sync_collective"):
         return fastnorm.nn.SyncBatchNorm(c, device=device)
     if impl == "torch_sync":
         if device.type != "cuda":
@@ -146,8 +149,14 @@ class Case:
             m.zero_grad(set_to_none=True)
 
     def step(self) -> None:
-        ys = [m(x) for m, x in zip(self.layers, self.xs, strict=True)]
-        torch.autograd.backward(ys, self.dys)
+        if self.impl == "fastnorm_sync_collective":
+            os.environ[EXCHANGE_ENV] = "collective"
+        try:
+            ys = [m(x) for m, x in zip(self.layers, self.xs, strict=True)]
+            torch.autograd.backward(ys, self.dys)
+        finally:
+            if self.impl == "fastnorm_sync_collective":
+                os.environ.pop(EXCHANGE_ENV, None)
 
 
 class GraphedCase(Case):
@@ -264,7 +273,11 @@ def run(args) -> dict:
             if device.type == "cuda":
                 torch.cuda.empty_cache()
     env = environment(device)
+    from .. import _symm_exchange
+
+    symm = device.type == "cuda" and _symm_exchange.uses_symmetric_memory(dist.group.WORLD, device)
     env.update(world_size=world, backend=dist.get_backend(),
+               exchange="symmetric memory" if symm else "torch.distributed collectives",
                nccl=".".join(map(str, torch.cuda.nccl.version())) if device.type == "cuda" else None)
     return {"suite": "syncbn", "env": env, "protocol": __doc__.split("\n\n")[2].strip(), "warmup": args.warmup,
             "iters": args.iters, "stack_warmup": args.stack_warmup, "stack_iters": args.stack_iters,
@@ -299,15 +312,18 @@ def summarize(layer_recs: list[dict], stack_recs: list[dict]) -> dict:
     for key, recs in _by(layer_recs, "shape", "layout", "dtype").items():
         fs, fl, f_ovh, ts, tl, t_ovh, ratio = _overheads(recs, "fastnorm_sync", "fastnorm_local")
         gs, gl, g_ovh, _, _, _, g_ratio = _overheads(recs, "fastnorm_sync_graph", "fastnorm_local_graph")
+        cs, _, c_ovh, _, _, _, c_ratio = _overheads(recs, "fastnorm_sync_collective", "fastnorm_local")
         rows.append(dict(shape=list(key[0]), layout=key[1], dtype=key[2], fastnorm_sync=fs, fastnorm_local=fl,
                          fastnorm_overhead=f_ovh, torch_sync=ts, torch_local=tl, torch_overhead=t_ovh, ratio=ratio,
                          meets_target=None if ratio is None else ratio <= TARGET_RATIO,
                          fastnorm_sync_graph=gs, fastnorm_local_graph=gl, fastnorm_graph_overhead=g_ovh,
-                         graph_ratio=g_ratio, graph_meets_target=None if g_ratio is None else g_ratio <= TARGET_RATIO))
+                         graph_ratio=g_ratio, graph_meets_target=None if g_ratio is None else g_ratio <= TARGET_RATIO,
+                         fastnorm_sync_collective=cs, collective_overhead=c_ovh, collective_ratio=c_ratio))
     stack_rows = []
     for key, recs in _by(stack_recs, "layout", "dtype").items():
         row = dict(layout=key[0], dtype=key[1], **{impl: _ms(recs, impl) for impl in recs})
-        for sync, local in (("fastnorm_sync", "fastnorm_local"), ("fastnorm_sync_graph", "fastnorm_local_graph")):
+        for sync, local in (("fastnorm_sync", "fastnorm_local"), ("fastnorm_sync_graph", "fastnorm_local_graph"),
+                            ("fastnorm_sync_collective", "fastnorm_local")):
             _, _, f_ovh, _, _, t_ovh, ratio = _overheads(recs, sync, local)
             row[f"{sync}_overhead"] = f_ovh
             row[f"{sync}_ratio_to_torch"] = ratio
@@ -333,29 +349,34 @@ def tables(doc: dict) -> str:
     nccl = f" (NCCL {env['nccl']})" if env.get("nccl") else ""
     head = (f"SyncBatchNorm fwd+bwd step per GPU: {env['world_size']} × {env.get('device_name')}, "
             f"torch {env['torch']}, triton {env['triton']}, backend {env['backend']}{nccl}, "
-            f"{doc['iters']} timed steps after {doc['warmup']}; ms = median per rank, max over ranks")
+            f"{doc['iters']} timed steps after {doc['warmup']}; ms = median per rank, max over ranks; "
+            f"fastnorm sync exchanges through {env.get('exchange', 'torch.distributed collectives')}, "
+            "fastnorm sync collective through torch.distributed's NCCL collectives")
     s = doc["summary"]
     rows = [("×".join(map(str, r["shape"])), r["layout"],
              r["dtype"], _f(r["torch_local"]), _f(r["torch_sync"]), _f(r["torch_overhead"]), _f(r["fastnorm_local"]),
              _f(r["fastnorm_sync"]), _f(r["fastnorm_overhead"]), _f(r["ratio"], 2),
              "–" if r["meets_target"] is None else ("yes" if r["meets_target"] else "NO"),
              _f(r.get("fastnorm_local_graph")), _f(r.get("fastnorm_sync_graph")), _f(r.get("fastnorm_graph_overhead")),
-             _f(r.get("graph_ratio"), 2)) for r in s["layers"]]
+             _f(r.get("graph_ratio"), 2), _f(r.get("fastnorm_sync_collective")), _f(r.get("collective_ratio"), 2))
+            for r in s["layers"]]
     out = [head, "", "Per layer (ms; graph = fastnorm's step captured in a CUDA graph and replayed, which torch's "
                      "SyncBatchNorm cannot be: it reads the gathered counts back to the host):", markdown_table(
         ("shape", "layout", "dtype", "torch local", "torch sync", "torch overhead", "fastnorm local", "fastnorm sync",
          "fastnorm overhead", "ratio", f"≤ {TARGET_RATIO:g}", "fastnorm local graph", "fastnorm sync graph",
-         "fastnorm graph overhead", "graph ratio"), rows)]
+         "fastnorm graph overhead", "graph ratio", "fastnorm sync collective", "collective ratio"), rows)]
     if s["stack"]:
         impls = ("torch_local", "torch_sync", "fastnorm_local", "fastnorm_sync", "fastnorm_local_graph",
-                 "fastnorm_sync_graph")
+                 "fastnorm_sync_graph", "fastnorm_sync_collective")
         srows = [(r["layout"], r["dtype"], *[_f(r.get(i), 2) for i in impls], _f(r.get("torch_sync_overhead"), 2),
-                  _f(r.get("fastnorm_sync_overhead"), 2), _f(r.get("fastnorm_sync_graph_overhead"), 2))
+                  _f(r.get("fastnorm_sync_overhead"), 2), _f(r.get("fastnorm_sync_graph_overhead"), 2),
+                  _f(r.get("fastnorm_sync_collective_overhead"), 2))
                  for r in s["stack"]]
         batch = doc["stack"][0]["batch"] if doc["stack"] else "?"
         title = f"ResNet-50 BatchNorm stack (53 layers, batch {batch}/GPU, 224²), ms per fwd+bwd step:"
         out += ["", title, markdown_table(
-            ("layout", "dtype", *impls, "torch ovh", "fastnorm ovh", "fastnorm graph ovh"), srows)]
+            ("layout", "dtype", *impls, "torch ovh", "fastnorm ovh", "fastnorm graph ovh", "fastnorm collective ovh"),
+            srows)]
     errors = sorted({f"{r['impl']}: {r['error']}" for r in doc["layers"] + doc["stack"] if r["status"] != "ok"})
     out += [f"- not measured: {e}" for e in errors]
     worst = s["worst_ratio"]

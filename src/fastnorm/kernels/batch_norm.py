@@ -848,14 +848,15 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     return shift, mrel, rstd
 
 
-def stats(xv: View) -> torch.Tensor:
+def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     """Per-channel statistics of x packed as one [2C + 1] tensor in the accumulation dtype:
-    ``[mean (C) | M2 (C) | count]`` (one launch, merged on device) — SyncBatchNorm's all-gather buffer."""
+    ``[mean (C) | M2 (C) | count]`` (one launch, merged on device) — SyncBatchNorm's all-gather buffer;
+    written into ``out`` (dense, [2C + 1]) when given."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
     plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
     dev = xv.x.device
-    packed = torch.empty(2 * c + 1, dtype=acc, device=dev)
+    packed = torch.empty(2 * c + 1, dtype=acc, device=dev) if out is None else out
     part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
     ch, cl = _hilo(float(xv.count))
@@ -893,13 +894,13 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
 
 
 def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_var: bool, eps: float,
-             fix_gamma: bool, relu: bool, dw, db):
+             fix_gamma: bool, relu: bool, dw, db, out: torch.Tensor | None = None):
     """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx, one launch), "sums" (sums
     only) or "frozen" (dx = w·invstd·g and the sums in one pass). Writes dx/dz/dw/db when given; returns
-    the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂)."""
+    the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂), written into ``out`` (dense, [2C]) when given."""
     if mode == "train" and not config.batch_norm_train_fused("bwd", xv.x.numel()):
         sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
-                        fix_gamma=fix_gamma, relu=relu, dw=dw, db=db)
+                        fix_gamma=fix_gamma, relu=relu, dw=dw, db=db, out=out)
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
                     eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
@@ -909,7 +910,7 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     kind = "fused" if mode == "train" else "stream"
     plan = _plan(xv, streams, kind, "bwd")
     dev = xv.x.device
-    sums = torch.empty(2 * c, dtype=acc, device=dev)
+    sums = torch.empty(2 * c, dtype=acc, device=dev) if out is None else out
     part = torch.empty(2 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split

@@ -71,6 +71,15 @@ class SyncBatchNorm(_BatchNorm):
         #   torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=HOST0:29500 \
         #            --rdzv_id=job1 train.py
 
+    On one host whose GPUs have peer access (NVLink), the two exchanges run through PyTorch's symmetric
+    memory — one kernel each instead of an NCCL call, far less host work per layer — with the same results
+    (see ``fastnorm._symm_exchange``). The first training call of a group then makes a few setup
+    collectives, and the first call with each channel count allocates that count's buffers (collectively),
+    so those calls must not be the first ones made inside CUDA-graph capture if the graph should use them
+    (warm up first, as graph capture needs anyway). Layers of one group must not run concurrently on
+    different streams. ``FASTNORM_SYNCBN_EXCHANGE=collective`` turns it off (torch.distributed's
+    collectives throughout).
+
     One value per channel over the whole group (e.g. one rank with a ``(1, C)`` input and the others
     empty) is torch's ``ValueError("Expected more than 1 value per channel when training, ...")``. With
     one rank (local BatchNorm) and with CPU tensors it is raised in that call; on CUDA it cannot be known

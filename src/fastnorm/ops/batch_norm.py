@@ -443,17 +443,20 @@ def local_stats(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return packed[:c], packed[c:2 * c]
 
 
-def _local_stats(x: torch.Tensor, c: int) -> torch.Tensor:
+def _local_stats(x: torch.Tensor, c: int, out: torch.Tensor | None = None) -> torch.Tensor:
     """Statistics of an already checked x packed as ``[mean (C) | M2 (C) | count]`` in the accumulation
-    dtype: SyncBatchNorm's all-gather buffer, written by one launch."""
+    dtype: SyncBatchNorm's all-gather buffer, written by one launch (into ``out``, dense [2C + 1], when
+    given)."""
     acc = _acc(x.dtype)
+    if uses_triton(x) and x.numel() > 0:
+        return K.stats(K.view(x), out)
     if x.numel() == 0:
-        return x.new_zeros(2 * c + 1, dtype=acc)
-    if uses_triton(x):
-        return K.stats(K.view(x))
-    var, mean = torch.var_mean(x.to(torch.float64), dim=_red_dims(x), correction=0)
-    n = x.numel() // c
-    return torch.cat((mean, var * n, mean.new_full((1,), float(n)))).to(acc)
+        packed = x.new_zeros(2 * c + 1, dtype=acc)
+    else:
+        var, mean = torch.var_mean(x.to(torch.float64), dim=_red_dims(x), correction=0)
+        n = x.numel() // c
+        packed = torch.cat((mean, var * n, mean.new_full((1,), float(n)))).to(acc)
+    return packed if out is None else out.copy_(packed)
 
 
 def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor
@@ -577,10 +580,11 @@ def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd:
 
 
 def _backward_sums(dy, x, mean, invstd, y, relu: bool, dw: torch.Tensor | None = None,
-                   db: torch.Tensor | None = None) -> torch.Tensor:
+                   db: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
     """``backward_sums`` with checked arguments, packed as one [2C] tensor ``[Σg | Σg·x̂]`` in the
-    accumulation dtype (SyncBatchNorm all-reduces it as it is). ``dw``/``db`` (dense [C], any float
-    dtype), when given, receive the same local sums Σg·x̂ and Σg from the same launch."""
+    accumulation dtype (SyncBatchNorm all-reduces it as it is; written into ``out``, dense [2C], when
+    given). ``dw``/``db`` (dense [C], any float dtype), when given, receive the same local sums Σg·x̂ and
+    Σg from the same launch."""
     c = x.shape[1]
     acc = _acc(x.dtype)
     if x.numel() == 0:
@@ -595,12 +599,12 @@ def _backward_sums(dy, x, mean, invstd, y, relu: bool, dw: torch.Tensor | None =
         xv = K.view(x)
         return K.backward("sums", xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, None, None,
                           None, _c(mean), None, _c(invstd), is_var=False, eps=0.0, fix_gamma=False, relu=relu,
-                          dw=dw, db=db)
+                          dw=dw, db=db, out=out)
     if dw is not None:
         dw.copy_(sums[c:])
     if db is not None:
         db.copy_(sums[:c])
-    return sums
+    return sums if out is None else out.copy_(sums)
 
 
 def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor,
