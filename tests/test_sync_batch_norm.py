@@ -298,3 +298,111 @@ def test_symmetric_exchange_only_for_cuda_and_auto(monkeypatch):
     with pytest.raises(ValueError, match="FASTNORM_SYNCBN_EXCHANGE"):
         ex._mode()
     assert not ex.uses_symmetric_memory(Group(), torch.device("cpu"))
+
+
+def _peer_buffers(c: int, world: int, device):
+    """``world`` ranks' symmetric buffers simulated in one process: fresh buffers with the exchange's layout,
+    and each rank's ``Peers`` (the buffers' addresses, in rank order)."""
+    from fastnorm import _symm_exchange as ex
+    from fastnorm.kernels.batch_norm import Peers
+
+    sums_at, flags_at, words = ex.layout(c, world)
+    bufs = [torch.zeros(words, device=device) for _ in range(world)]
+    ptrs = torch.tensor([b.data_ptr() for b in bufs], dtype=torch.int64, device=device)
+    peers = [Peers(ptrs, b[flags_at:].view(torch.int32), r, world, flags_at, sums_at) for r, b in enumerate(bufs)]
+    return bufs, peers
+
+
+def _flags(peers, kind: int):
+    """One rank's flags of one exchange kind: ready[R], done[R], epoch, start, arrive, collected."""
+    f, r = peers.flags, peers.world
+    return (f[kind * r:(kind + 1) * r].tolist(), f[2 * r + kind * r:2 * r + (kind + 1) * r].tolist(),
+            int(f[4 * r + kind]), int(f[4 * r + 2 + kind]), int(f[4 * r + 4 + kind]), int(f[4 * r + 6 + kind]))
+
+
+def _peers_have_spoken(bufs, peers, rank: int, kind: int, epoch: int) -> None:
+    """What the other ranks would have written into ``rank``'s flags by the time its launch of ``epoch``
+    waits: their data is in place (ready) and they have read ``rank``'s (done)."""
+    f, r = peers[rank].flags, peers[rank].world
+    for p in range(r):
+        if p != rank:
+            f[kind * r + p] = epoch
+            f[2 * r + kind * r + p] = epoch
+
+
+@pytest.mark.parametrize("c,world", [(5, 3), (129, 2)])
+def test_peer_apply_merges_every_rank_and_keeps_the_handshake(device, c, world, monkeypatch):
+    """The forward exchange through symmetric buffers (simulated in one process; the launch runs with the
+    peers' flags already set): the apply launch's merge equals the gathered-rows merge bitwise, running
+    statistics included, and so does y, over two epochs (the second with an empty local batch, which still
+    takes part); the launch tells every peer its data is ready and read, marks the epoch done, and resets its
+    counters. The first program merges 4 channels a step here (several steps, the last ragged)."""
+    from fastnorm.kernels import config
+    from fastnorm.ops import batch_norm as bn
+
+    monkeypatch.setattr(config, "BN_PEER_SUM_BLOCK", 4)
+    bufs, peers = _peer_buffers(c, world, device)
+    rank = world - 1
+    w, b = torch.rand(c, device=device) + 0.5, torch.randn(c, device=device)
+    rm_peer, rv_peer = torch.randn(c, device=device), torch.rand(c, device=device) + 0.5
+    rm_rows, rv_rows = rm_peer.clone(), rv_peer.clone()
+    for epoch in (1, 2):
+        rows, xs = [], []
+        for r in range(world):
+            n = 0 if (r == rank and epoch == 2) or (r == 0 and epoch == 1) else 3 + r  # empty shards
+            xs.append(torch.randn(n, c, 4, device=device) * (r + 1) + r)
+            rows.append(bn._local_stats(xs[-1], c, out=bufs[r][:2 * c + 1]).clone())
+        gathered = torch.stack(rows)
+        count, mean, _, invstd = bn._merge_stats(gathered[:, 2 * c], gathered[:, :c], gathered[:, c:2 * c], 1e-5,
+                                                 (rm_rows, rv_rows, 0.1, None))
+        want_y = bn._apply(xs[rank], mean, invstd, w, b, None, True)
+        _peers_have_spoken(bufs, peers, rank, 0, epoch)
+        y, got_count, got_mean, got_invstd = bn._apply_peers(xs[rank], peers[rank], w, b, None, True, 1e-5,
+                                                             (rm_peer, rv_peer, 0.1, None))
+        assert torch.equal(got_count, count) and torch.equal(got_mean, mean) and torch.equal(got_invstd, invstd)
+        assert torch.equal(y, want_y) and y.shape == xs[rank].shape
+        assert torch.equal(rm_peer, rm_rows) and torch.equal(rv_peer, rv_rows)
+        assert _flags(peers[rank], 0)[2:] == (epoch, 0, 0, epoch)  # epoch complete, counters reset, collected
+        for p in range(world - 1):
+            ready, done, *_ = _flags(peers[p], 0)
+            assert ready[rank] == epoch and done[rank] == epoch
+        assert _flags(peers[rank], 1) == ([0] * world, [0] * world, 0, 0, 0, 0)  # the other kind untouched
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_peer_dx_adds_every_ranks_sums(device, channels_last, monkeypatch):
+    """The backward exchange: dx from the ranks' sums read in the dx launch equals dx from the sums added in
+    rank order beforehand, bitwise (the first program adds them 4 channels a step here: two steps, the last
+    ragged); an empty local batch still takes part (the launch runs)."""
+    from fastnorm.kernels import config
+    from fastnorm.ops import batch_norm as bn
+
+    monkeypatch.setattr(config, "BN_PEER_SUM_BLOCK", 4)
+
+    c, world = 6, 3
+    bufs, peers = _peer_buffers(c, world, device)
+    sums_at = peers[0].sums_at
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    x = (torch.randn(3, c, 4, 5, device=device) * 2 + 1).contiguous(memory_format=fmt)
+    dy = torch.randn_like(x)
+    mean, invstd = torch.randn(c, device=device), torch.rand(c, device=device) + 0.5
+    w = torch.rand(c, device=device) + 0.5
+    count = torch.tensor(37.0, device=device)
+    for r in range(world):
+        bufs[r][sums_at:sums_at + 2 * c] = torch.randn(2 * c, device=device) * 10
+    total = torch.zeros(2 * c, device=device)
+    for r in range(world):
+        total = total + bufs[r][sums_at:sums_at + 2 * c]
+    rank = 1
+    _peers_have_spoken(bufs, peers, rank, 1, 1)
+    got, _ = bn._backward_dx(dy, x, mean, invstd, w, None, count, None, False, False, peers[rank])
+    want, _ = bn._backward_dx(dy, x, mean, invstd, w, total, count, None, False, False)
+    assert torch.equal(got, want)
+    assert _flags(peers[rank], 1)[2:] == (1, 0, 0, 1)  # epoch complete, counters reset, total collected
+    assert torch.equal(bufs[rank][sums_at + 2 * c:sums_at + 4 * c], total)
+
+    _peers_have_spoken(bufs, peers, rank, 1, 2)
+    empty, _ = bn._backward_dx(dy[:0], x[:0], mean, invstd, w, None, count, None, False, False, peers[rank])
+    assert empty.shape == x[:0].shape
+    assert _flags(peers[rank], 1)[2:] == (2, 0, 0, 2)
+    assert all(_flags(peers[p], 1)[0][rank] == 2 and _flags(peers[p], 1)[1][rank] == 2 for p in (0, 2))

@@ -57,7 +57,8 @@ COLLECTIVES = ("all_gather", "all_gather_into_tensor", "all_gather_single", "all
                "gather", "scatter", "barrier")
 
 
-SYMMETRIC_EXCHANGES = (("gather", "all_gather (symmetric memory)"), ("sum", "all_reduce (symmetric memory)"))
+SYMMETRIC_EXCHANGES = (("stats_exchange", "all_gather (symmetric memory)"),
+                       ("sums_exchange", "all_reduce (symmetric memory)"))
 
 
 class CollectiveCounter:

@@ -65,7 +65,8 @@ class Stopwatch:
             setattr(owner, attr, fn)
 
 
-SYNC_STAGES = ("_local_stats", "_merge_stats", "_update_running_stats_", "_apply", "_backward_sums", "_backward_dx")
+SYNC_STAGES = ("_local_stats", "_merge_stats", "_apply_peers", "_update_running_stats_", "_apply", "_backward_sums",
+               "_backward_dx")
 
 
 def step_times(m, x, dy, steps: int) -> tuple[list[float], list[float]]:
@@ -100,12 +101,14 @@ def wrapped_steps(m, x, dy, steps: int, targets) -> list[tuple[str, float, float
 
 def sync_breakdown(m, x, dy, steps: int) -> list[tuple[str, float, float]]:
     """fastnorm SyncBatchNorm: host µs per step in each stage and collective."""
+    from fastnorm import _symm_exchange as fx
     from fastnorm import distributed as fd
     from fastnorm.ops import batch_norm as ob
 
     gather = "all_gather_single" if hasattr(dist, "all_gather_single") else "all_gather_into_tensor"
     return wrapped_steps(m, x, dy, steps, [(ob, s) for s in SYNC_STAGES]
-                         + [(dist, gather), (dist, "all_reduce"), (fd, "sync_batch_norm")])
+                         + [(dist, gather), (dist, "all_reduce"), (fd, "sync_batch_norm"),
+                            (fx, "exchange_slot")])
 
 
 def _barrier():

@@ -1,34 +1,40 @@
-"""SyncBatchNorm's two exchanges through PyTorch's symmetric memory: one kernel launch instead of an NCCL call.
+"""SyncBatchNorm's two exchanges through PyTorch's symmetric memory, inside fastnorm's own launches.
 
 On one host whose GPUs can address each other's memory (NVLink or PCIe peer access), symmetric memory maps
-every rank's buffer into every other rank's address space, and ``torch.ops.symm_mem.one_shot_all_reduce_out``
-sums the R buffers in ONE kernel: a barrier through the peers' signal pads, each rank loads all R buffers and
-writes their sum, and a second barrier, so no rank overwrites its buffer while a peer may still read it. Its
-host cost is one dispatcher call; a ProcessGroupNCCL collective costs several times that on the host, which
-at SyncBatchNorm's few-KB messages is most of the synchronization overhead of a step.
+every rank's buffer into every other rank's address space. SyncBatchNorm then needs no collective at all:
 
-Both SyncBatchNorm exchanges use it, each with the same meaning as the collective it replaces:
+* forward: the statistics launch writes this rank's packed ``[mean (C) | M2 (C) | count]`` into its own
+  buffer, and the apply launch reads all R ranks' packed statistics straight from their buffers, folds them
+  with Chan's formula in rank order (the same merge as the collective path's, so every rank holds bitwise the
+  same statistics), updates the running statistics and normalizes;
+* backward: the sums launch writes this rank's ``[Σg | Σg·x̂]`` into its buffer, and the dx launch adds
+  the R ranks' sums in rank order before it computes dx.
 
-* forward, all-gather: rank ``r`` writes its packed ``[mean (C) | M2 (C) | count]`` into row ``r`` of an
-  ``[R, W]`` buffer (``W = 2C + 1`` rounded up to 4 floats) whose other rows it never writes and which was
-  zeroed once. The sum over the ranks of these buffers is therefore every rank's row exactly (``v + 0 = v``):
-  an all-gather, so the merge in rank order stays bitwise identical on every rank.
-* backward, all-reduce: the packed ``[Σg | Σg·x̂]`` are summed as they are.
+So a training step of a synchronized layer makes no collective call and the launches of a local one (one more
+in backward: the local backward fuses its sums and dx into one launch). A ProcessGroupNCCL collective costs
+the host several times a launch, and that was most of the eager synchronization overhead.
+
+The handshake (``kernels.batch_norm``, "Peer exchange"): the first program of the apply or dx launch to
+start tells every peer "my data of epoch e is in place", waits for all peers' word, and combines the R
+ranks' data for the launch's other programs; and no launch ends before every peer has said "I have read
+yours", so the next statistics or sums launch on the stream may overwrite this rank's buffer. Epochs live in
+device memory, so a captured CUDA graph replays correctly; a spin never waits on a program that may not be
+resident.
 
 Buffers are allocated once per (process group, device, channel count), on the first training call that needs
 them (a collective: every rank of the group makes the same calls in the same order, as SyncBatchNorm already
 requires), and reused by every layer with that channel count. Calls are stream-ordered: two layers of one group
 must not run concurrently on different streams (torch's collectives serialize them; these buffers do not).
 Nothing is allocated while a CUDA graph is being captured: a call whose buffer does not exist yet uses the
-torch.distributed collective instead (every rank decides alike).
+torch.distributed collectives instead (every rank decides alike).
 
 The exchange is used only when all of these hold, checked once per group (a few host-synchronizing
 collectives, the first time a training call of the group runs outside graph capture):
 ``FASTNORM_SYNCBN_EXCHANGE`` is unset or ``auto`` (``collective`` uses torch.distributed's collectives; it is
-read at every call, so it can be switched between steps, on every rank alike); CUDA tensors
-with float32 accumulation (fp32/fp16/bf16 input; fp64 uses the collective); this torch has symmetric memory's
-one-shot all-reduce; every rank of the group runs on this host, on a distinct GPU with peer access to all the
-others'. Every rank must agree, so the result is all-reduced (minimum) over the group.
+read at every call, so it can be switched between steps, on every rank alike); CUDA tensors with float32
+accumulation (fp32/fp16/bf16 input; fp64 uses the collectives); this torch has symmetric memory; every rank of
+the group runs on this host, on a distinct GPU with peer access to all the others'. Every rank must agree, so
+the result is all-reduced (minimum) over the group.
 """
 
 from __future__ import annotations
@@ -41,7 +47,9 @@ import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as _c10d  # setup collectives: not the per-step ones
 
-__all__ = ["ENV", "Slot", "exchange_slot", "one_shot_sum", "uses_symmetric_memory"]
+from .kernels.batch_norm import Peers
+
+__all__ = ["ENV", "Slot", "exchange_slot", "layout", "uses_symmetric_memory"]
 
 ENV = "FASTNORM_SYNCBN_EXCHANGE"
 _MODES = ("auto", "collective")
@@ -56,42 +64,48 @@ def _mode() -> str:
     return mode
 
 
-def _one_shot_op():
-    symm = getattr(torch.ops, "symm_mem", None)
+def _symmetric_memory():
     try:
-        return symm.one_shot_all_reduce_out.default if symm is not None else None
-    except (AttributeError, RuntimeError):
+        from torch.distributed import _symmetric_memory as symm_mem
+    except ImportError:
         return None
+    return symm_mem if hasattr(symm_mem, "empty") and hasattr(symm_mem, "rendezvous") else None
 
 
-def one_shot_sum(inp: torch.Tensor, group_name: str, out: torch.Tensor) -> torch.Tensor:
-    """``out`` = the sum over the group's ranks of their symmetric buffers ``inp`` (one kernel)."""
-    return _one_shot_op()(inp, "sum", group_name, out)
+def layout(c: int, world: int) -> tuple[int, int, int]:
+    """A buffer's layout in 4-byte words -> (sums at, flags at, total): the packed statistics at 0 (2C + 1),
+    the backward sums (2C) and their total over the ranks (2C, written by the dx launch), then the int32
+    flags described in ``kernels.batch_norm`` (4R + 8)."""
+    sums_at = -(-(2 * c + 1) // 4) * 4
+    flags_at = sums_at + 4 * c
+    return sums_at, flags_at, flags_at + 4 * world + 8
 
 
 class Slot:
-    """The symmetric buffers of one channel count: ``row`` (this rank's row of the gather buffer) and
-    ``sums_in`` (the backward sums), both written in place by the statistics/sums kernels."""
+    """The symmetric buffer of one channel count: ``row`` (this rank's packed statistics, written by the
+    statistics launch) and ``sums_in`` (its backward sums, written by the sums launch); the exchanges happen
+    in the launches that receive ``stats_exchange()`` (apply) and ``sums_exchange()`` (dx)."""
 
     def __init__(self, group_name: str, rank: int, world: int, c: int, device: torch.device):
-        from torch.distributed import _symmetric_memory as symm_mem
-
-        self.group_name = group_name
-        width = -(-(2 * c + 1) // 4) * 4
-        buf = symm_mem.empty(world * width + 2 * c, dtype=torch.float32, device=device)
+        symm_mem = _symmetric_memory()
+        sums_at, flags_at, words = layout(c, world)
+        buf = symm_mem.empty(words, dtype=torch.float32, device=device)
         buf.zero_()
-        symm_mem.rendezvous(buf, group_name)
-        self.gather_in = buf[:world * width].view(world, width)
-        self.row = self.gather_in[rank, :2 * c + 1]
-        self.sums_in = buf[world * width:]
+        handle = symm_mem.rendezvous(buf, group_name)
+        offset = buf.data_ptr() - handle.buffer_ptrs[rank]
+        ptrs = torch.tensor([p + offset for p in handle.buffer_ptrs], dtype=torch.int64, device=device)
+        self.row = buf[:2 * c + 1]
+        self.sums_in = buf[sums_at:sums_at + 2 * c]
+        self.peers = Peers(ptrs, buf[flags_at:].view(torch.int32), rank, world, flags_at, sums_at)
+        self._buf = buf
 
-    def gather(self) -> torch.Tensor:
-        """Every rank's row: a new ``[R, W]`` tensor (columns past ``2C + 1`` are zero)."""
-        return one_shot_sum(self.gather_in, self.group_name, torch.empty_like(self.gather_in))
+    def stats_exchange(self) -> Peers:
+        """The forward exchange's buffers, for the apply launch (which performs it)."""
+        return self.peers
 
-    def sum(self) -> torch.Tensor:
-        """The sum over the ranks of ``sums_in``: a new ``[2C]`` tensor."""
-        return one_shot_sum(self.sums_in, self.group_name, torch.empty_like(self.sums_in))
+    def sums_exchange(self) -> Peers:
+        """The backward exchange's buffers, for the dx launch (which performs it)."""
+        return self.peers
 
 
 class _GroupExchange:
@@ -120,10 +134,9 @@ def _peers_reachable(group, device: torch.device) -> bool:
 
 
 def _create(group, device: torch.device) -> _GroupExchange | None:
-    ok = _one_shot_op() is not None and _peers_reachable(group, device)
+    symm_mem = _symmetric_memory()
+    ok = symm_mem is not None and _peers_reachable(group, device)
     if ok:
-        from torch.distributed import _symmetric_memory as symm_mem
-
         try:
             if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
                 with warnings.catch_warnings():

@@ -28,10 +28,11 @@ no data-dependent shapes — forward and backward can be captured in a CUDA grap
 Only the global count of one value per channel cannot be known on the host without waiting for the
 all-gather; see ``GlobalCountCheck`` for how that error is raised.
 
-Where every rank of the group runs on this host with peer access between the GPUs, each of the two
-exchanges is one symmetric-memory kernel instead of an NCCL collective, with the same meaning (an all-gather
-through per-rank rows of a zeroed buffer, and a sum): ``fastnorm._symm_exchange`` says when and how; set
-``FASTNORM_SYNCBN_EXCHANGE=collective`` to always use the torch.distributed collectives. Collectives are looked
+Where every rank of the group runs on this host with peer access between the GPUs, neither collective is
+called: the statistics and sums launches write into symmetric-memory buffers, and the apply and dx launches
+read every rank's from there (gather-then-merge in rank order, and a sum in rank order: the same results);
+``fastnorm._symm_exchange`` says when and how. Set ``FASTNORM_SYNCBN_EXCHANGE=collective`` to always use the
+torch.distributed collectives. Collectives are looked
 up on ``torch.distributed`` at call time (so tools that wrap those functions — profilers, tests counting
 collectives — see every call).
 """
@@ -130,11 +131,17 @@ class GlobalCountCheck:
         """Check after the all-gather. ``gathered_counts``: the ``[R]`` float32 per-rank counts."""
         if x.numel() // x.shape[1] > 1:
             return
-        if gathered_counts.device.type == "cpu":
-            if float(gathered_counts.double().sum()) == 1.0:
+        cpu = gathered_counts.device.type == "cpu"
+        self.check_total(x, gathered_counts.double().sum() if cpu else gathered_counts.sum(), world_size)
+
+    def check_total(self, x: torch.Tensor, total: torch.Tensor, world_size: int) -> None:
+        """Check after the exchange. ``total``: the group's count per channel, a 0-dim tensor."""
+        if x.numel() // x.shape[1] > 1:
+            return
+        if total.device.type == "cpu":
+            if float(total) == 1.0:
                 raise _one_value_error(x, world_size)
-        elif gathered_counts.device.type == "cuda" and not torch.cuda.is_current_stream_capturing():
-            total = gathered_counts.sum()
+        elif total.device.type == "cuda" and not torch.cuda.is_current_stream_capturing():
             host = torch.empty((), dtype=total.dtype, pin_memory=True)
             host.copy_(total, non_blocking=True)
             event = torch.cuda.Event()
@@ -186,20 +193,24 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         c = x.shape[1]
         # [mean | M2 | count] of this rank's shard, written by one launch and gathered as it is: through a
         # symmetric-memory buffer on one host with peer access, else with torch.distributed's all-gather.
+        running = None if running_mean is None else (running_mean, running_var, momentum, num_batches_tracked)
+        relu = activation == "relu"
         slot = _symm_exchange.exchange_slot(group, x, c)
         if slot is None:
             gathered = all_gather_stats(_bn._local_stats(x, c), group, world_size)
+            counts = gathered[:, 2 * c]
+            if count_check is not None:
+                count_check.check_gathered(x, counts, world_size)
+            # The gathered rows are read in place; invstd = 1/sqrt(var + eps) and the running statistics'
+            # update come from the same launch.
+            count, gmean, _, invstd = _bn._merge_stats(counts, gathered[:, :c], gathered[:, c:2 * c], eps, running)
+            y = _bn._apply(x, gmean, invstd, weight, bias, z, relu)
         else:
+            # The apply launch merges every rank's packed statistics from its symmetric buffer first.
             _bn._local_stats(x, c, out=slot.row)
-            gathered = slot.gather()
-        counts = gathered[:, 2 * c]
-        if count_check is not None:
-            count_check.check_gathered(x, counts, world_size)
-        # The gathered rows are read in place; invstd = 1/sqrt(var + eps) and the running statistics'
-        # update come from the same launch.
-        running = None if running_mean is None else (running_mean, running_var, momentum, num_batches_tracked)
-        count, gmean, var, invstd = _bn._merge_stats(counts, gathered[:, :c], gathered[:, c:2 * c], eps, running)
-        y = _bn._apply(x, gmean, invstd, weight, bias, z, activation == "relu")
+            y, count, gmean, invstd = _bn._apply_peers(x, slot.stats_exchange(), weight, bias, z, relu, eps, running)
+            if count_check is not None:
+                count_check.check_total(x, count, world_size)
         ctx.save_for_backward(x, weight, gmean, invstd, count, y if activation is not None else None)
         ctx.activation = activation
         ctx.group = group
@@ -221,9 +232,12 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db, None if slot is None else slot.sums_in)
         dx = dz = None
         if need_dx:
-            # Summed over the ranks and passed to the dx kernel as they are (no split and re-pack).
-            sums = all_reduce_sums_(sums, ctx.group) if slot is None else slot.sum()
-            dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu, need_dz)
+            if slot is None:  # summed over the ranks and passed to the dx kernel as they are
+                dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, all_reduce_sums_(sums, ctx.group), count, y,
+                                          relu, need_dz)
+            else:  # the dx launch adds the ranks' sums from their symmetric buffers
+                dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, None, count, y, relu, need_dz,
+                                          slot.sums_exchange())
         elif need_dz:
             dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)
         if not need_dz:

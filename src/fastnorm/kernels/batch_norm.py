@@ -459,22 +459,63 @@ def _bn_apply_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr,
     mean_ptr, mrel_ptr, sd_ptr,  # sd: invstd, or the variance when IS_VAR
     save_mean_ptr, save_rstd_ptr,
+    peers_ptr, flags_ptr, count_out_ptr, var_out_ptr, rm_ptr, rv_ptr, nbt_ptr,  # PEERS only
     C, V, VPI, SPLIT,
-    eps_hi, eps_lo,
+    eps_hi, eps_lo, rank, R, FLAGS, mom_hi, mom_lo,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr,
     HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, FIX_GAMMA: tl.constexpr,
+    PEERS: tl.constexpr, XB: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
 ):
     """One pass: y = act(w·((x - mean) - mean_rel)·invstd + b + z). With IS_VAR, invstd = 1/sqrt(var + eps)
-    (evaluation from running statistics); SAVE writes mean and invstd out for the backward."""
-    j, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
-    mean, mrel = _channel_center(mean_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
-    rstd = _channel_rstd(sd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
-    if SAVE:
-        if j == 0:
-            tl.store(save_mean_ptr + c, mean, mask=cmask)
-            tl.store(save_rstd_ptr + c, rstd, mask=cmask)
+    (evaluation from running statistics); SAVE writes mean and invstd out for the backward.
+
+    PEERS (SyncBatchNorm's forward exchange): the launch's first program merges the R ranks' packed
+    statistics from their symmetric buffers (``_bn_merge_stats_kernel``'s fold, XB channels a step) into
+    save_mean, var_out, save_rstd, count_out (and the running statistics), and the others wait for it."""
+    if PEERS:
+        first, e = _exchange_start(flags_ptr, R, 0)
+        if first:
+            _tell_peers(peers_ptr, rank, R, FLAGS, e)  # ready[0]
+            _wait_peers(flags_ptr, rank, R, 0, e)
+            for c0 in range(0, C, XB):
+                cc = c0 + tl.arange(0, XB)
+                cm = cc < C
+                n = tl.zeros([XB], ACC)
+                mu = tl.zeros([XB], ACC)
+                m2 = tl.zeros([XB], ACC)
+                for r in range(0, R):
+                    base = _peer(peers_ptr, r, tl.float32)
+                    nb = tl.load(base + 2 * C, volatile=True).to(ACC)
+                    mb = tl.load(base + cc, mask=cm, other=0.0, volatile=True).to(ACC)
+                    qb = tl.load(base + C + cc, mask=cm, other=0.0, volatile=True).to(ACC)
+                    n, mu, m2 = _fold_shard(n, mu, m2, nb, mb, qb)
+                _merged_outputs(count_out_ptr, save_mean_ptr, var_out_ptr, save_rstd_ptr, rm_ptr, rv_ptr, nbt_ptr,
+                                cc, cm, n, mu, m2, eps_hi, eps_lo, mom_hi, mom_lo, c0 == 0, ACC, True, UPDATE_RUNNING,
+                                MOMENTUM_NONE)
+            tl.debug_barrier()
+            tl.atomic_xchg(flags_ptr + 4 * R + 6, e, sem="release", scope="gpu")  # collected[0]
+            _tell_peers(peers_ptr, rank, R, FLAGS + 2 * R, e)  # done[0]
+            _wait_peers(flags_ptr, rank, R, 2 * R, e)
+        else:
+            while tl.atomic_add(flags_ptr + 4 * R + 6, 0, sem="acquire", scope="gpu") < e:
+                pass
+            tl.debug_barrier()
+        j, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
+        mean = tl.load(save_mean_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
+        mrel = tl.zeros([CB], ACC)
+        rstd = tl.load(save_rstd_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
+        if _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 0):
+            tl.atomic_xchg(flags_ptr + 4 * R, e, sem="release", scope="gpu")
+    else:
+        j, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
+        mean, mrel = _channel_center(mean_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
+        rstd = _channel_rstd(sd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
+        if SAVE:
+            if j == 0:
+                tl.store(save_mean_ptr + c, mean, mask=cmask)
+                tl.store(save_rstd_ptr + c, rstd, mask=cmask)
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
     _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, C,
@@ -608,16 +649,57 @@ def _bn_bwd_fused_kernel(
 def _bn_bwd_dx_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
     mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr,
+    peers_ptr, flags_ptr, rank, R, FLAGS, SUMS_AT,
     C, V, VPI, SPLIT,
     cnt_hi, cnt_lo, eps_hi, eps_lo,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
-    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
+    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr, PEERS: tl.constexpr,
+    XB: tl.constexpr,  # PEERS: channels per step of the first program's sum over the ranks
 ):
     """One pass of dx (and dz = g): TRAIN from given sums sums_ptr[2, C] and count (a float, or a device
-    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g."""
-    _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
+    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g. PEERS: the sums are those of the R ranks'
+    symmetric buffers (at SUMS_AT), added in rank order by the launch's first program (SyncBatchNorm)."""
+    if PEERS:
+        # The launch's first program adds the R ranks' sums (rank order) into TOTAL for all the others.
+        first, e = _exchange_start(flags_ptr, R, 1)
+        total_ptr = _peer(peers_ptr, rank, tl.float32) + SUMS_AT + 2 * C
+        if first:
+            _tell_peers(peers_ptr, rank, R, FLAGS + R, e)  # ready[1]
+            _wait_peers(flags_ptr, rank, R, R, e)
+            for c0 in range(0, C, XB):
+                cc = c0 + tl.arange(0, XB)
+                cm = cc < C
+                ta = tl.zeros([XB], ACC)
+                tb = tl.zeros([XB], ACC)
+                for r in range(0, R):
+                    base = _peer(peers_ptr, r, tl.float32) + SUMS_AT
+                    ta += tl.load(base + cc, mask=cm, other=0.0, volatile=True).to(ACC)
+                    tb += tl.load(base + C + cc, mask=cm, other=0.0, volatile=True).to(ACC)
+                tl.store(total_ptr + cc, ta, mask=cm)
+                tl.store(total_ptr + C + cc, tb, mask=cm)
+            tl.debug_barrier()
+            tl.atomic_xchg(flags_ptr + 4 * R + 6 + 1, e, sem="release", scope="gpu")  # collected[1]
+            _tell_peers(peers_ptr, rank, R, FLAGS + 3 * R, e)  # done[1]
+            _wait_peers(flags_ptr, rank, R, 3 * R, e)
+        else:
+            while tl.atomic_add(flags_ptr + 4 * R + 6 + 1, 0, sem="acquire", scope="gpu") < e:
+                pass
+            tl.debug_barrier()
+        _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
+        fa = tl.load(total_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
+        fb = tl.load(total_ptr + C + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
+        if _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 1):
+            tl.atomic_xchg(flags_ptr + 4 * R + 1, e, sem="release", scope="gpu")
+    else:
+        _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
+        if TRAIN:
+            fa = tl.load(sums_ptr + c, mask=cmask, other=0.0).to(ACC)
+            fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0).to(ACC)
+        else:
+            fa = tl.zeros([CB], ACC)
+            fb = tl.zeros([CB], ACC)
     rstd = _channel_rstd(sd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
     k1 = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     if TRAIN:
@@ -626,8 +708,6 @@ def _bn_bwd_dx_kernel(
             n = tl.load(count_ptr).to(ACC)
         else:
             n = _hl(cnt_hi, cnt_lo, ACC)
-        fa = tl.load(sums_ptr + c, mask=cmask, other=0.0).to(ACC)
-        fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0).to(ACC)
         k2 = -k1 * (fa / n)
         k3 = -k1 * (fb / n)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, mean, mrel, rstd, k1, k2, k3,
@@ -677,14 +757,32 @@ def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_o
         nb = tl.load(counts_ptr + r * stride_cnt).to(ACC)
         mb = tl.load(means_ptr + r * stride_mean + c, mask=cmask, other=0.0).to(ACC)
         qb = tl.load(m2s_ptr + r * stride_m2 + c, mask=cmask, other=0.0).to(ACC)
-        tot = n + nb
-        w = nb / tl.where(tot > 0, tot, 1.0)
-        delta = mb - mean
-        take = nb > 0
-        first = n == 0
-        mean = tl.where(take, tl.where(first, mb, mean + delta * w), mean)
-        m2 = tl.where(take, tl.where(first, qb, m2 + qb + delta * delta * (n * w)), m2)
-        n = tot
+        n, mean, m2 = _fold_shard(n, mean, m2, nb, mb, qb)
+    _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask,
+                    n, mean, m2, eps_hi, eps_lo, mom_hi, mom_lo, tl.program_id(0) == 0, ACC, INVSTD, UPDATE_RUNNING,
+                    MOMENTUM_NONE)
+
+
+@triton.jit
+def _fold_shard(n, mean, m2, nb, mb, qb):
+    """Chan's merge of the running (n, mean, M2) with one more shard's (nb, mb, qb): an empty shard is
+    skipped, the first non-empty one taken as it is."""
+    tot = n + nb
+    w = nb / tl.where(tot > 0, tot, 1.0)
+    delta = mb - mean
+    take = nb > 0
+    first = n == 0
+    mean = tl.where(take, tl.where(first, mb, mean + delta * w), mean)
+    m2 = tl.where(take, tl.where(first, qb, m2 + qb + delta * delta * (n * w)), m2)
+    return tot, mean, m2
+
+
+@triton.jit
+def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask,
+                    n, mean, m2, eps_hi, eps_lo, mom_hi, mom_lo, write_count, ACC: tl.constexpr, INVSTD: tl.constexpr,
+                    UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr):
+    """Store a merge's mean, biased var = M2 / n (0 for n == 0), invstd and (when ``write_count``) the total
+    count, and update the running statistics (``_running_update``) when asked."""
     var = tl.where(n > 0, m2 / tl.where(n > 0, n, 1.0), 0.0)
     tl.store(mean_out_ptr + c, mean.to(mean_out_ptr.dtype.element_ty), mask=cmask)
     tl.store(var_out_ptr + c, var.to(var_out_ptr.dtype.element_ty), mask=cmask)
@@ -693,8 +791,63 @@ def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_o
                  mask=cmask)
     if UPDATE_RUNNING:
         _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mean, var, n, mom_hi, mom_lo, ACC, MOMENTUM_NONE)
-    if tl.program_id(0) == 0:
+    if write_count:
         tl.store(count_out_ptr, tl.max(n, 0).to(count_out_ptr.dtype.element_ty))
+
+
+# Peer exchange through symmetric memory (SyncBatchNorm on one host; ``fastnorm._symm_exchange`` allocates the
+# buffers). Every rank's buffer holds its packed statistics at 0, its backward sums at SUMS_AT, their total
+# over the ranks (collected by the dx launch) right after, and int32 flags at FLAGS:
+# ready[2][R], done[2][R] (written by the peers), then epoch[2], start[2], arrive[2], collected[2] (local),
+# one of each per exchange KIND (0: forward statistics, 1: backward sums). ``peers_ptr`` holds the R buffers'
+# addresses as this device sees them (its own included). A launch's epoch e is one more than the last
+# completed one (kept in device memory, so a replayed CUDA graph counts on); its first program to start
+# tells every peer "my data of epoch e is in place" (it was written by an earlier launch on this stream),
+# waits for all peers' word, reads the R ranks' data and combines it for the launch's other programs, which
+# wait for it on this device (so no spin ever waits on a program that may not be resident); and it has the
+# launch end only after every peer has said "I have read yours", so the next statistics or sums launch on
+# the stream may overwrite this rank's data. The apply launch (forward) and the dx launch (backward) do this.
+
+
+@triton.jit
+def _peer(peers_ptr, r, TY: tl.constexpr):
+    return tl.load(peers_ptr + r).to(tl.pointer_type(TY))
+
+
+@triton.jit
+def _exchange_start(flags_ptr, R, KIND: tl.constexpr):
+    """Count this program in -> (whether it is the launch's first, the launch's epoch)."""
+    first = tl.atomic_add(flags_ptr + 4 * R + 2 + KIND, 1, sem="acq_rel", scope="gpu") == 0
+    return first, tl.load(flags_ptr + 4 * R + KIND, volatile=True) + 1
+
+
+@triton.jit
+def _tell_peers(peers_ptr, rank, R, word, e):
+    """Write e into every peer's flag ``word + rank`` (release, system scope)."""
+    for p in range(0, R):
+        if p != rank:
+            tl.atomic_xchg(_peer(peers_ptr, p, tl.int32) + word + rank, e, sem="release", scope="sys")
+
+
+@triton.jit
+def _wait_peers(flags_ptr, rank, R, word, e):
+    """Spin until every peer p has written at least e into this rank's flag ``word + p`` (acquire)."""
+    for p in range(0, R):
+        if p != rank:
+            while tl.atomic_add(flags_ptr + word + p, 0, sem="acquire", scope="sys") < e:
+                pass
+    tl.debug_barrier()
+
+
+@triton.jit
+def _exchange_finish(flags_ptr, R, e, NPROG, KIND: tl.constexpr):
+    """The last of the launch's NPROG programs to get here resets its counters and marks epoch e complete;
+    returns whether this program was it."""
+    last = _arrive(flags_ptr + 4 * R + 4 + KIND, NPROG)
+    if last:
+        tl.store(flags_ptr + 4 * R + 2 + KIND, 0)
+        tl.store(flags_ptr + 4 * R + 4 + KIND, 0)
+    return last
 
 
 @triton.jit
@@ -727,6 +880,17 @@ class View(NamedTuple):
     s: int  # spatial size S (1 when flat)
     l: int  # NCHW row layout: lanes per image (a power of two >= S), 0 otherwise
     count: int  # values per channel, N·S
+
+
+class Peers(NamedTuple):
+    """One symmetric-memory exchange's buffers as the kernels address them (see "Peer exchange" above)."""
+
+    ptrs: torch.Tensor  # int64 [R]: each rank's buffer as this device addresses it
+    flags: torch.Tensor  # int32: this rank's flags (ready, done, epoch, start, arrive, collected)
+    rank: int
+    world: int
+    flags_at: int  # the flags' offset in every buffer, in 4-byte words
+    sums_at: int  # the backward sums' offset, in 4-byte words (the statistics at 0, their total after the sums)
 
 
 # One launcher per kernel: repeat launches skip Triton's per-call argument binding (see ``_launch``).
@@ -884,13 +1048,41 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
     eh, el = _hilo(eps)
     _launch(_apply, "apply", ncb * plan.split, (
-        xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd,
-        c, v, plan.vpi, plan.split, eh, el,
+        xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, None, None, None, None, None, None, None,
+        c, v, plan.vpi, plan.split, eh, el, 0, 0, 0, 0.0, 0.0,
     ), dict(
         HAS_MREL=mrel is not None, IS_VAR=is_var, SAVE=save,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=fix_gamma,
+        PEERS=False, XB=1, UPDATE_RUNNING=False, MOMENTUM_NONE=False,
     ), xv, plan)
     return save_mean, save_rstd
+
+
+def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps: float, relu: bool,
+                running_mean=None, running_var=None, momentum: float | None = None, nbt=None):
+    """SyncBatchNorm's forward after the statistics launch: the R ranks' packed statistics are merged from
+    their symmetric buffers by the launch's first program (this rank's part of the exchange; the launch runs
+    for an empty x too), the running statistics updated, and y = act(w·(x - mean)·invstd + b + z) written.
+    Returns (count (0-dim), mean, var, invstd) of the whole group."""
+    c, v = xv.c, xv.v
+    plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
+    ncb = -(-c // plan.cb)
+    out = torch.empty(3 * c + 1, dtype=torch.float32, device=y.device)  # one allocation for all
+    mean, var, invstd, count = out[:c], out[c:2 * c], out[2 * c:3 * c], out[-1]
+    eh, el = _hilo(eps)
+    mh, ml = _hilo(0.0 if momentum is None else momentum)
+    update = running_mean is not None
+    _launch(_apply, "apply", ncb * plan.split, (
+        xv.x, y, z, weight, bias, None, None, None, mean, invstd, peers.ptrs, peers.flags, count, var,
+        running_mean, running_var, nbt if momentum is None else None,
+        c, v, plan.vpi, plan.split, eh, el, peers.rank, peers.world, peers.flags_at, mh, ml,
+    ), dict(
+        HAS_MREL=False, IS_VAR=False, SAVE=True,
+        HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=False,
+        PEERS=True, XB=min(config.BN_PEER_SUM_BLOCK, _pow2(c)), UPDATE_RUNNING=update,
+        MOMENTUM_NONE=update and momentum is None,
+    ), xv, plan)
+    return count, mean, var, invstd
 
 
 def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_var: bool, eps: float,
@@ -930,21 +1122,26 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
 
 
 def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *, train: bool, is_var: bool,
-                eps: float, fix_gamma: bool, relu: bool) -> None:
-    """One pass of dx (and dz = g): training from the given sums [2, C] and ``count`` (a number or a
-    device scalar tensor), or frozen dx = w·invstd·g."""
+                eps: float, fix_gamma: bool, relu: bool, peers: Peers | None = None) -> None:
+    """One pass of dx (and dz = g): training from the given sums [2, C] (or, with ``peers``, the sum of the
+    ranks' sums in their symmetric buffers; ``sums`` None) and ``count`` (a number or a device scalar
+    tensor), or frozen dx = w·invstd·g. With ``peers`` the launch runs even for an empty x: it is this
+    rank's part of the exchange."""
     c, v = xv.c, xv.v
     plan = _plan(xv, 1, "stream", "bwd")
     ncb = -(-c // plan.cb)
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
     eh, el = _hilo(eps)
+    pa = (None, None, 0, 0, 0, 0) if peers is None else (
+        peers.ptrs, peers.flags, peers.rank, peers.world, peers.flags_at, peers.sums_at)
     _launch(_bwd_dx, "dx", ncb * plan.split, (
-        dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None,
+        dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None, *pa,
         c, v, plan.vpi, plan.split, ch, cl, eh, el,
     ), dict(
         TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
-        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
+        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, PEERS=peers is not None,
+        XB=min(config.BN_PEER_SUM_BLOCK, _pow2(c)) if peers is not None else 1,
     ), xv, plan)
 
 

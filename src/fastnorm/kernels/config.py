@@ -258,6 +258,12 @@ BN_MAX_SPLIT = 4096
 #: the rarely taken merge path's registers count for the whole kernel's occupancy.
 BN_MERGE_TILE = 16
 BN_MERGE_ELEMS = 256
+
+#: SyncBatchNorm's symmetric-memory exchange: channels per step when the first program of the apply (dx)
+#: launch merges the ranks' statistics (adds their sums). One step's R remote loads are in flight together;
+#: with the dx tile's channel block (1-64 channels in NCHW) as the step, the steps' NVLink latencies added up
+#: to 0.6-2 ms at C = 512-2048 (2x H200, 2026-11-21).
+BN_PEER_SUM_BLOCK = 1024
 #: Per kernel ("stats": the statistics pass and the one-launch training forward; "apply"; "bwd": the sums
 #: pass and the one-launch backward; "dx"): the prefetch depth of its tile loop (``tl.range(num_stages=)``,
 #: cp.async through shared memory; 1 = none) and the register cap handed to ptxas for fp32 accumulation

@@ -28,12 +28,12 @@ class SyncBatchNorm(_BatchNorm):
         y = \mathrm{act}\Big(\gamma \frac{x_r - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta + z\Big)
 
     with :math:`\mu, \sigma^2` the mean and biased variance of the concatenation of all shards, per
-    channel. Forward runs exactly ONE collective (an all-gather of each rank's packed count, mean and
+    channel. Forward makes exactly ONE exchange (an all-gather of each rank's packed count, mean and
     M2; every rank merges them with Chan's formula in rank order, so all ranks hold bitwise the same
-    statistics and end the step with bitwise the same running statistics); backward runs exactly ONE
+    statistics and end the step with bitwise the same running statistics); backward makes exactly ONE
     (an all-reduce of the packed per-channel :math:`\sum dy` and :math:`\sum dy\,\hat x`, skipped when
     the input needs no gradient). Shards may differ in size and may be empty: a rank with an empty batch
-    still joins both collectives, contributes count 0, and gets an empty output, an empty ``dx`` and zero
+    still joins both exchanges, contributes count 0, and gets an empty output, an empty ``dx`` and zero
     parameter gradients. No host synchronization in forward or backward on CUDA: a training step can be
     captured in a CUDA graph (NCCL).
 
@@ -72,8 +72,8 @@ class SyncBatchNorm(_BatchNorm):
         #            --rdzv_id=job1 train.py
 
     On one host whose GPUs have peer access (NVLink), the two exchanges run through PyTorch's symmetric
-    memory — one kernel each instead of an NCCL call, far less host work per layer — with the same results
-    (see ``fastnorm._symm_exchange``). The first training call of a group then makes a few setup
+    memory inside fastnorm's own launches — no NCCL call, far less host work per layer — with the same
+    results (see ``fastnorm._symm_exchange``). The first training call of a group then makes a few setup
     collectives, and the first call with each channel count allocates that count's buffers (collectively),
     so those calls must not be the first ones made inside CUDA-graph capture if the graph should use them
     (warm up first, as graph capture needs anyway). Layers of one group must not run concurrently on

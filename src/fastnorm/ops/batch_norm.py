@@ -514,6 +514,27 @@ def _merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, e
     return n, mean, var, (None if eps is None else torch.rsqrt(var + eps))
 
 
+def _apply_peers(x, peers, weight, bias, z, relu: bool, eps: float, running: tuple | None = None):
+    """SyncBatchNorm's forward after the statistics launch, with the symmetric-memory exchange: the apply
+    launch merges the ranks' packed statistics from their symmetric buffers (``peers``:
+    ``kernels.batch_norm.Peers``; CUDA; it runs for an empty x too), updates ``running`` (``(running_mean,
+    running_var, momentum, num_batches_tracked)``) and writes y -> (y, count (0-dim), mean, invstd)."""
+    xv = K.view(x)
+    y = torch.empty_like(xv.x)
+    rm = rv = momentum = nbt = None
+    if running is not None:
+        rm, rv, momentum, nbt = running
+        drm, drv = _c(rm), _c(rv)
+    count, mean, _, invstd = K.apply_peers(
+        xv, y, K.in_layout(z, xv.x) if z is not None else None, _c(weight), _c(bias), peers, eps=eps, relu=relu,
+        running_mean=None if running is None else drm, running_var=None if running is None else drv,
+        momentum=momentum, nbt=nbt)
+    if running is not None:
+        _write_back(rm, drm)
+        _write_back(rv, drv)
+    return (y if xv.x is x else _like_x(y, x)), count, mean, invstd
+
+
 def update_running_stats_(running_mean: torch.Tensor, running_var: torch.Tensor, mean: torch.Tensor,
                           var: torch.Tensor, count, momentum: float | None,
                           num_batches_tracked: torch.Tensor | None = None) -> None:
@@ -620,12 +641,14 @@ def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: t
     return _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu, need_dz)
 
 
-def _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu: bool, need_dz: bool
+def _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu: bool, need_dz: bool, peers=None
                  ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``backward_dx`` with checked arguments and the sums packed as one [2C] tensor ``[Σg | Σg·x̂]`` in the
-    accumulation dtype, which the kernel reads as it is."""
+    accumulation dtype, which the kernel reads as it is; or, with ``peers`` (``kernels.batch_norm.Peers``,
+    CUDA), the sum over the ranks of the sums in their symmetric buffers, read by the dx launch itself —
+    which then runs for an empty x too (it is this rank's part of the exchange)."""
     c = x.shape[1]
-    if x.numel() == 0:
+    if x.numel() == 0 and peers is None:
         return torch.empty_like(x), (torch.empty_like(x) if need_dz else None)
     dz_alias = need_dz and not relu
     if not uses_triton(x):
@@ -645,7 +668,8 @@ def _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu: bool, need_d
     if isinstance(count, torch.Tensor):
         count = count.reshape(())
     K.backward_dx(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight), _c(mean),
-                  None, _c(invstd), sums, count, train=True, is_var=False, eps=0.0, fix_gamma=False, relu=relu)
+                  None, _c(invstd), sums, count, train=True, is_var=False, eps=0.0, fix_gamma=False, relu=relu,
+                  peers=peers)
     if xv.x is not x:
         dx = _like_x(dx, x)
         dz = _like_x(dz, x) if dz is not None else None
