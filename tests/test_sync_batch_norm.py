@@ -406,3 +406,36 @@ def test_peer_dx_adds_every_ranks_sums(device, channels_last, monkeypatch):
     assert empty.shape == x[:0].shape
     assert _flags(peers[rank], 1)[2:] == (2, 0, 0, 2)
     assert all(_flags(peers[p], 1)[0][rank] == 2 and _flags(peers[p], 1)[1][rank] == 2 for p in (0, 2))
+
+
+def test_symmetric_exchange_is_set_up_once_per_group_object(monkeypatch):
+    """The per-group decision is made at the group's first training call and kept; a new group object under
+    an old name (after destroy_process_group and a new init) is set up afresh, never given the old buffers."""
+    from types import SimpleNamespace
+
+    from fastnorm import _symm_exchange as ex
+
+    made = []
+
+    class Exchange:
+        def slot(self, c):
+            return ("slot", c, self)
+
+    def create(group, device):
+        made.append(group)
+        return Exchange() if group.usable else None
+
+    monkeypatch.setattr(ex, "_create", create)
+    monkeypatch.setattr(ex, "_GROUPS", {})
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    monkeypatch.delenv(ex.ENV, raising=False)
+    x = SimpleNamespace(device=SimpleNamespace(type="cuda", index=0), dtype=torch.bfloat16)
+    old = SimpleNamespace(group_name="0", usable=True)
+    first = ex.exchange_slot(old, x, 8)
+    assert first[:2] == ("slot", 8) and ex.exchange_slot(old, x, 16)[2] is first[2] and made == [old]
+    assert ex.uses_symmetric_memory(old, x.device)
+    new = SimpleNamespace(group_name="0", usable=False)
+    assert ex.exchange_slot(new, x, 8) is None and made == [old, new]
+    assert not ex.uses_symmetric_memory(new, x.device) and not ex.uses_symmetric_memory(old, x.device)
+    x64 = SimpleNamespace(device=x.device, dtype=torch.float64)
+    assert ex.exchange_slot(old, x64, 8) is None and made == [old, new]  # fp64: collectives, no set-up

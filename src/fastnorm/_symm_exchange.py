@@ -54,7 +54,9 @@ __all__ = ["ENV", "Slot", "exchange_slot", "layout", "uses_symmetric_memory"]
 ENV = "FASTNORM_SYNCBN_EXCHANGE"
 _MODES = ("auto", "collective")
 
-_GROUPS: dict[tuple[str, int], _GroupExchange | None] = {}
+# (group name, device index) -> (the group object, its exchange or None when it cannot be used). A name can come
+# back with another group after destroy_process_group and a new init: the object tells them apart.
+_GROUPS: dict[tuple[str, int], tuple[object, _GroupExchange | None]] = {}
 
 
 def _mode() -> str:
@@ -154,15 +156,17 @@ def exchange_slot(group, x: torch.Tensor, c: int) -> Slot | None:
     if x.device.type != "cuda" or x.dtype == torch.float64 or _mode() != "auto":
         return None
     key = (group.group_name, x.device.index)
-    if key not in _GROUPS:
+    known = _GROUPS.get(key)
+    if known is None or known[0] is not group:
         if torch.cuda.is_current_stream_capturing():
             return None
-        _GROUPS[key] = _create(group, x.device)
-    ex = _GROUPS[key]
+        known = _GROUPS[key] = (group, _create(group, x.device))
+    ex = known[1]
     return None if ex is None else ex.slot(c)
 
 
 def uses_symmetric_memory(group, device: torch.device) -> bool:
     """Whether training calls of ``group`` on ``device`` exchange through symmetric memory (decided at the
     group's first training call; False before it)."""
-    return _GROUPS.get((group.group_name, device.index)) is not None
+    known = _GROUPS.get((group.group_name, device.index))
+    return known is not None and known[0] is group and known[1] is not None
