@@ -418,6 +418,8 @@ def test_symmetric_exchange_is_set_up_once_per_group_object(monkeypatch):
     made = []
 
     class Exchange:
+        failed = False
+
         def slot(self, c):
             return ("slot", c, self)
 

@@ -153,6 +153,31 @@ def check_exchange_path(env, failures, device):
     return "; ".join(seen)
 
 
+def check_new_channels_while_busy(env, failures, device):
+    """The first call with a new channel count sets up its symmetric buffer (zeroed, then a rendezvous). Rank 0's
+    GPU is kept busy (~1 s) first, so its zeroing runs late unless set-up waits for it: the peers' first flags
+    must survive it (before that wait, this step hung). The step must end, and match the reference."""
+    rank, world = env["rank"], env["world"]
+    c = 72
+    m = fastnorm.nn.SyncBatchNorm(c, device=device)
+    xg = cases._global_batch(77, 3 * world, (5, 6), c, torch.float32, device=device)
+    dyg = cases._global_batch(78, 3 * world, (5, 6), c, torch.float32, scale=1.0, offset=0.1, device=device)
+    x = xg[3 * rank:3 * rank + 3].clone().requires_grad_(True)
+    torch.cuda.synchronize()
+    if rank == 0:
+        torch.cuda._sleep(2_000_000_000)  # ~1 s of GPU clock cycles queued ahead of the set-up
+    m(x).backward(dyg[3 * rank:3 * rank + 3])
+    torch.cuda.synchronize()
+    fwd = ref.batch_norm_forward(to_np64(xg), to_np64(m.weight), to_np64(m.bias), np.zeros(c), np.ones(c),
+                                 training=True, momentum=0.1, eps=1e-5)
+    dx, _, _, _ = ref.batch_norm_backward(to_np64(dyg), to_np64(xg), to_np64(m.weight), fwd, training=True)
+    try:
+        assert_close("dx", x.grad, dx[3 * rank:3 * rank + 3], torch.float32)
+        assert_close("running_var", m.running_var, fwd.new_running_var, torch.float32)
+    except AssertionError as e:
+        failures.append(str(e).splitlines()[0])
+
+
 def check_no_host_sync(env, failures, device):
     """Forward + backward (fp32 channels_last, bf16 relu+z) raise nothing under sync debug mode "error"."""
     rank = env["rank"]
@@ -308,7 +333,9 @@ def main() -> int:
         checks += [(f"{name} [collective]", lambda fails, n=name, kw=kw: _collective(
                         lambda: cases.run_training_case(env, fails, n, device=device, **kw)))
                    for name, kw in equivalence_cases(world)[:3] + equivalence_cases(world)[-1:]]
-        checks += [("exchange path per dtype and mode", lambda fails: check_exchange_path(env, fails, device))]
+        checks += [("exchange path per dtype and mode", lambda fails: check_exchange_path(env, fails, device)),
+                   ("new channel count while a peer's GPU is busy",
+                    lambda fails: check_new_channels_while_busy(env, fails, device))]
     checks += [
         ("untracked eval: local, no collectives", lambda fails: cases.run_untracked_eval_case(
             env, fails, "untracked eval", batches=pick([3, 0, 2], world), device=device))]

@@ -10,16 +10,22 @@ every rank's buffer into every other rank's address space. SyncBatchNorm then ne
 * backward: the sums launch writes this rank's ``[Σg | Σg·x̂]`` into its buffer, and the dx launch adds
   the R ranks' sums in rank order before it computes dx.
 
-So a training step of a synchronized layer makes no collective call and the launches of a local one (one more
-in backward: the local backward fuses its sums and dx into one launch). A ProcessGroupNCCL collective costs
-the host several times a launch, and that was most of the eager synchronization overhead.
+So a training step of a synchronized layer makes no collective call and about the launches of a local one
+(statistics and apply; sums and dx — the local layer fuses each pair into one launch where the tensor is
+small enough). A ProcessGroupNCCL collective costs the host several times a launch, and that was most of the
+eager synchronization overhead.
 
 The handshake (``kernels.batch_norm``, "Peer exchange"): the first program of the apply or dx launch to
 start tells every peer "my data of epoch e is in place", waits for all peers' word, and combines the R
 ranks' data for the launch's other programs; and no launch ends before every peer has said "I have read
 yours", so the next statistics or sums launch on the stream may overwrite this rank's buffer. Epochs live in
-device memory, so a captured CUDA graph replays correctly; a spin never waits on a program that may not be
-resident.
+device memory, so a captured CUDA graph replays correctly. Within a device no spin waits on a program that
+may not be resident; a wait for a peer that does not come (ranks out of step: a caller's bug, or a dead
+rank) aborts the launch after ``config.BN_PEER_TIMEOUT_S`` (600 s, NCCL's default timeout) with a CUDA error.
+
+Set-up: a buffer is zeroed and the device synchronized before the rendezvous releases the peers (so no
+late zeroing can erase a peer's first flag); allocation and rendezvous success are agreed over the group,
+and a failure on any rank turns the group to the collectives for good.
 
 Buffers are allocated once per (process group, device, channel count), on the first training call that needs
 them (a collective: every rank of the group makes the same calls in the same order, as SyncBatchNorm already
@@ -88,14 +94,10 @@ class Slot:
     statistics launch) and ``sums_in`` (its backward sums, written by the sums launch); the exchanges happen
     in the launches that receive ``stats_exchange()`` (apply) and ``sums_exchange()`` (dx)."""
 
-    def __init__(self, group_name: str, rank: int, world: int, c: int, device: torch.device):
-        symm_mem = _symmetric_memory()
-        sums_at, flags_at, words = layout(c, world)
-        buf = symm_mem.empty(words, dtype=torch.float32, device=device)
-        buf.zero_()
-        handle = symm_mem.rendezvous(buf, group_name)
+    def __init__(self, buf: torch.Tensor, handle, rank: int, world: int, c: int):
+        sums_at, flags_at, _ = layout(c, world)
         offset = buf.data_ptr() - handle.buffer_ptrs[rank]
-        ptrs = torch.tensor([p + offset for p in handle.buffer_ptrs], dtype=torch.int64, device=device)
+        ptrs = torch.tensor([p + offset for p in handle.buffer_ptrs], dtype=torch.int64, device=buf.device)
         self.row = buf[:2 * c + 1]
         self.sums_in = buf[sums_at:sums_at + 2 * c]
         self.peers = Peers(ptrs, buf[flags_at:].view(torch.int32), rank, world, flags_at, sums_at)
@@ -110,26 +112,73 @@ class Slot:
         return self.peers
 
 
+def _all_ranks(ok: bool, group, device: torch.device) -> bool:
+    """Whether ``ok`` holds on every rank of ``group`` (a set-up collective; synchronizes with the host)."""
+    flag = torch.tensor([1 if ok else 0], dtype=torch.int32, device=device)
+    _c10d.all_reduce(flag, op=dist.ReduceOp.MIN, group=group)
+    return int(flag.item()) == 1
+
+
 class _GroupExchange:
     def __init__(self, group, device: torch.device):
-        self.group_name = group.group_name
+        self.group = group
         self.rank = dist.get_rank(group)
         self.world = dist.get_world_size(group)
         self.device = device
         self.slots: dict[int, Slot] = {}
+        self.failed = False  # a buffer could not be set up on some rank: collectives from then on
 
     def slot(self, c: int) -> Slot | None:
         s = self.slots.get(c)
-        if s is None and not torch.cuda.is_current_stream_capturing():
-            s = self.slots[c] = Slot(self.group_name, self.rank, self.world, c, self.device)
+        if s is None and not self.failed and not torch.cuda.is_current_stream_capturing():
+            s = self._allocate(c)
+            if s is None:
+                self.failed = True
+            else:
+                self.slots[c] = s
         return s
+
+    def _allocate(self, c: int) -> Slot | None:
+        """A zeroed buffer for ``c`` channels on every rank, then the rendezvous; None (on every rank alike)
+        when any rank could not. The zeroing must have run before any peer can write its first flag: the
+        device is synchronized before the rendezvous, which releases the peers."""
+        symm_mem = _symmetric_memory()
+        name = self.group.group_name
+        with torch.cuda.device(self.device):
+            buf = None
+            try:
+                buf = symm_mem.empty(layout(c, self.world)[2], dtype=torch.float32, device=self.device)
+                buf.zero_()
+                torch.cuda.synchronize(self.device)
+            except RuntimeError:
+                buf = None
+            if not _all_ranks(buf is not None, self.group, self.device):
+                return None
+            try:
+                handle = symm_mem.rendezvous(buf, name)
+            except RuntimeError:
+                handle = None
+            if not _all_ranks(handle is not None, self.group, self.device):
+                return None
+            return Slot(buf, handle, self.rank, self.world, c)
+
+
+def _host_id() -> str:
+    """This machine: its host name and, where readable, the running kernel's boot id (containers on different
+    hosts may share a host name; they never share a boot id)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}/{boot}"
 
 
 def _peers_reachable(group, device: torch.device) -> bool:
     """Every rank of ``group`` on this host, on distinct GPUs this one can access directly (a collective)."""
     world = dist.get_world_size(group)
     info: list = [None] * world
-    _c10d.all_gather_object(info, (socket.gethostname(), device.index), group=group)
+    _c10d.all_gather_object(info, (_host_id(), device.index), group=group)
     if any(host != info[0][0] for host, _ in info) or len({d for _, d in info}) != world:
         return False
     return all(torch.cuda.can_device_access_peer(device.index, d) for _, d in info if d != device.index)
@@ -137,18 +186,17 @@ def _peers_reachable(group, device: torch.device) -> bool:
 
 def _create(group, device: torch.device) -> _GroupExchange | None:
     symm_mem = _symmetric_memory()
-    ok = symm_mem is not None and _peers_reachable(group, device)
-    if ok:
-        try:
-            if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", FutureWarning)
-                    symm_mem.enable_symm_mem_for_group(group.group_name)
-        except (RuntimeError, AttributeError):
-            ok = False
-    agree = torch.tensor([1 if ok else 0], dtype=torch.int32, device=device)
-    _c10d.all_reduce(agree, op=dist.ReduceOp.MIN, group=group)
-    return _GroupExchange(group, device) if int(agree.item()) == 1 else None
+    with torch.cuda.device(device):
+        ok = symm_mem is not None and _peers_reachable(group, device)
+        if ok:
+            try:
+                if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", FutureWarning)
+                        symm_mem.enable_symm_mem_for_group(group.group_name)
+            except (RuntimeError, AttributeError):
+                ok = False
+        return _GroupExchange(group, device) if _all_ranks(ok, group, device) else None
 
 
 def exchange_slot(group, x: torch.Tensor, c: int) -> Slot | None:
@@ -169,4 +217,4 @@ def uses_symmetric_memory(group, device: torch.device) -> bool:
     """Whether training calls of ``group`` on ``device`` exchange through symmetric memory (decided at the
     group's first training call; False before it)."""
     known = _GROUPS.get((group.group_name, device.index))
-    return known is not None and known[0] is group and known[1] is not None
+    return known is not None and known[0] is group and known[1] is not None and not known[1].failed

@@ -21,16 +21,19 @@ shard only (with ``dy`` masked by the ReLU when fused). Their sum over the ranks
 global batch — exactly what ``DistributedDataParallel`` forms when it all-reduces them (it then divides
 by the world size, as it does for every other parameter).
 
-No host synchronization: counts stay on the device as float32 (per-shard counts are exact up to 2^24
-values per channel; beyond that the count carries float32's relative rounding of 6e-8), no ``.item()``,
-no data-dependent shapes — forward and backward can be captured in a CUDA graph (with NCCL).
+No host synchronization in a training step: counts stay on the device as float32 (per-shard counts are exact
+up to 2^24 values per channel; beyond that the count carries float32's relative rounding of 6e-8), no
+``.item()``, no data-dependent shapes — forward and backward can be captured in a CUDA graph (with NCCL). (The
+symmetric-memory exchange's set-up below synchronizes, once per group and once per channel count, in the first
+calls; capture after a warm-up step, as graph capture needs anyway.)
 
 Only the global count of one value per channel cannot be known on the host without waiting for the
 all-gather; see ``GlobalCountCheck`` for how that error is raised.
 
 Where every rank of the group runs on this host with peer access between the GPUs, neither collective is
 called: the statistics and sums launches write into symmetric-memory buffers, and the apply and dx launches
-read every rank's from there (gather-then-merge in rank order, and a sum in rank order: the same results);
+read every rank's from there (gather-then-merge in rank order, as the collective path does, so the statistics
+are bitwise the same; the sums are added in rank order, where NCCL's all-reduce picks its own order);
 ``fastnorm._symm_exchange`` says when and how. Set ``FASTNORM_SYNCBN_EXCHANGE=collective`` to always use the
 torch.distributed collectives. Collectives are looked
 up on ``torch.distributed`` at call time (so tools that wrap those functions — profilers, tests counting
@@ -253,8 +256,9 @@ def sync_batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_
     """Training-mode BatchNorm over the global batch of ``process_group``'s ``world_size`` (> 1) ranks.
 
     ``y = act(weight * (x - mean) * invstd + bias + z)`` with the mean and biased variance of all ranks'
-    inputs together, ``invstd = 1 / sqrt(var + eps)``. One all-gather in forward, one all-reduce in
-    backward (only when dx is needed). When ``running_mean``/``running_var`` are given they are updated in
+    inputs together, ``invstd = 1 / sqrt(var + eps)``. One exchange in forward (an all-gather, or the
+    symmetric-memory exchange of ``fastnorm._symm_exchange``), one in backward (an all-reduce, or the same;
+    only when dx is needed). When ``running_mean``/``running_var`` are given they are updated in
     place with the global mean and unbiased variance: ``(1 - f)·old + f·new`` with ``f = momentum``, or
     with ``momentum=None`` ``f = 1 / num_batches_tracked`` (already incremented by the caller). Arguments
     are not re-validated here: ``fastnorm.nn.SyncBatchNorm`` checks them first.

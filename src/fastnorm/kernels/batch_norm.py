@@ -466,7 +466,8 @@ def _bn_apply_kernel(
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr,
     HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, FIX_GAMMA: tl.constexpr,
-    PEERS: tl.constexpr, XB: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
+    PEERS: tl.constexpr, XB: tl.constexpr, TIMEOUT_NS: tl.constexpr, UPDATE_RUNNING: tl.constexpr,
+    MOMENTUM_NONE: tl.constexpr,
 ):
     """One pass: y = act(w·((x - mean) - mean_rel)·invstd + b + z). With IS_VAR, invstd = 1/sqrt(var + eps)
     (evaluation from running statistics); SAVE writes mean and invstd out for the backward.
@@ -478,7 +479,7 @@ def _bn_apply_kernel(
         first, e = _exchange_start(flags_ptr, R, 0)
         if first:
             _tell_peers(peers_ptr, rank, R, FLAGS, e)  # ready[0]
-            _wait_peers(flags_ptr, rank, R, 0, e)
+            _wait_peers(flags_ptr, rank, R, 0, e, TIMEOUT_NS)
             for c0 in range(0, C, XB):
                 cc = c0 + tl.arange(0, XB)
                 cm = cc < C
@@ -497,9 +498,9 @@ def _bn_apply_kernel(
             tl.debug_barrier()
             tl.atomic_xchg(flags_ptr + 4 * R + 6, e, sem="release", scope="gpu")  # collected[0]
             _tell_peers(peers_ptr, rank, R, FLAGS + 2 * R, e)  # done[0]
-            _wait_peers(flags_ptr, rank, R, 2 * R, e)
+            _wait_peers(flags_ptr, rank, R, 2 * R, e, TIMEOUT_NS)
         else:
-            while tl.atomic_add(flags_ptr + 4 * R + 6, 0, sem="acquire", scope="gpu") < e:
+            while tl.atomic_add(flags_ptr + 4 * R + 6, 0, sem="acquire", scope="gpu") - e < 0:
                 pass
             tl.debug_barrier()
         j, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
@@ -656,7 +657,7 @@ def _bn_bwd_dx_kernel(
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr, PEERS: tl.constexpr,
-    XB: tl.constexpr,  # PEERS: channels per step of the first program's sum over the ranks
+    XB: tl.constexpr, TIMEOUT_NS: tl.constexpr,  # PEERS: channels per step of the ranks' sum; wait limit
 ):
     """One pass of dx (and dz = g): TRAIN from given sums sums_ptr[2, C] and count (a float, or a device
     scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g. PEERS: the sums are those of the R ranks'
@@ -667,7 +668,7 @@ def _bn_bwd_dx_kernel(
         total_ptr = _peer(peers_ptr, rank, tl.float32) + SUMS_AT + 2 * C
         if first:
             _tell_peers(peers_ptr, rank, R, FLAGS + R, e)  # ready[1]
-            _wait_peers(flags_ptr, rank, R, R, e)
+            _wait_peers(flags_ptr, rank, R, R, e, TIMEOUT_NS)
             for c0 in range(0, C, XB):
                 cc = c0 + tl.arange(0, XB)
                 cm = cc < C
@@ -682,9 +683,9 @@ def _bn_bwd_dx_kernel(
             tl.debug_barrier()
             tl.atomic_xchg(flags_ptr + 4 * R + 6 + 1, e, sem="release", scope="gpu")  # collected[1]
             _tell_peers(peers_ptr, rank, R, FLAGS + 3 * R, e)  # done[1]
-            _wait_peers(flags_ptr, rank, R, 3 * R, e)
+            _wait_peers(flags_ptr, rank, R, 3 * R, e, TIMEOUT_NS)
         else:
-            while tl.atomic_add(flags_ptr + 4 * R + 6 + 1, 0, sem="acquire", scope="gpu") < e:
+            while tl.atomic_add(flags_ptr + 4 * R + 6 + 1, 0, sem="acquire", scope="gpu") - e < 0:
                 pass
             tl.debug_barrier()
         _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
@@ -803,8 +804,9 @@ def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr
 # addresses as this device sees them (its own included). A launch's epoch e is one more than the last
 # completed one (kept in device memory, so a replayed CUDA graph counts on); its first program to start
 # tells every peer "my data of epoch e is in place" (it was written by an earlier launch on this stream),
-# waits for all peers' word, reads the R ranks' data and combines it for the launch's other programs, which
-# wait for it on this device (so no spin ever waits on a program that may not be resident); and it has the
+# waits for all peers' word (at most config.BN_PEER_TIMEOUT_S: then the launch aborts), reads the R ranks'
+# data and combines it for the launch's other programs, which wait for it on this device (so no spin waits on
+# a program of this device that may not be resident); and it has the
 # launch end only after every peer has said "I have read yours", so the next statistics or sums launch on
 # the stream may overwrite this rank's data. The apply launch (forward) and the dx launch (backward) do this.
 
@@ -830,12 +832,31 @@ def _tell_peers(peers_ptr, rank, R, word, e):
 
 
 @triton.jit
-def _wait_peers(flags_ptr, rank, R, word, e):
-    """Spin until every peer p has written at least e into this rank's flag ``word + p`` (acquire)."""
+def _now_ns():
+    """The GPU's global nanosecond timer."""
+    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+@triton.jit
+def _abort():
+    """End the whole launch with an error (the CUDA error then surfaces on the host)."""
+    tl.inline_asm_elementwise("trap;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def _wait_peers(flags_ptr, rank, R, word, e, TIMEOUT_NS: tl.constexpr):
+    """Spin until every peer p has written epoch e (or a later one) into this rank's flag ``word + p``
+    (acquire, system scope; compared as ``flag - e`` so that the int32 epochs may wrap around). A peer that
+    has not arrived after TIMEOUT_NS aborts the launch: ranks out of step (a rank that skipped a call, or
+    died) end in a CUDA error, as NCCL's watchdog would end them, not in a silent hang."""
     for p in range(0, R):
         if p != rank:
-            while tl.atomic_add(flags_ptr + word + p, 0, sem="acquire", scope="sys") < e:
-                pass
+            flag = flags_ptr + word + p
+            if tl.atomic_add(flag, 0, sem="acquire", scope="sys") - e < 0:
+                t0 = _now_ns()
+                while tl.atomic_add(flag, 0, sem="acquire", scope="sys") - e < 0:
+                    if _now_ns() - t0 > TIMEOUT_NS:
+                        _abort()
     tl.debug_barrier()
 
 
@@ -953,6 +974,10 @@ def _idx(xv: View, bs: int, cb: int) -> tl.dtype:
     return tl.int64 if xv.x.numel() + 2 * bs * cb * xv.s >= 2**31 else tl.int32
 
 
+def _peer_timeout_ns() -> int:
+    return int(config.BN_PEER_TIMEOUT_S * 1e9)
+
+
 def _sms(xv: View) -> int:
     return config.multiprocessor_count(config.device_index(xv.x))
 
@@ -1053,7 +1078,7 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     ), dict(
         HAS_MREL=mrel is not None, IS_VAR=is_var, SAVE=save,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=fix_gamma,
-        PEERS=False, XB=1, UPDATE_RUNNING=False, MOMENTUM_NONE=False,
+        PEERS=False, XB=1, TIMEOUT_NS=0, UPDATE_RUNNING=False, MOMENTUM_NONE=False,
     ), xv, plan)
     return save_mean, save_rstd
 
@@ -1079,7 +1104,7 @@ def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps
     ), dict(
         HAS_MREL=False, IS_VAR=False, SAVE=True,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=False,
-        PEERS=True, XB=min(config.BN_PEER_SUM_BLOCK, _pow2(c)), UPDATE_RUNNING=update,
+        PEERS=True, XB=min(config.BN_PEER_SUM_BLOCK, _pow2(c)), TIMEOUT_NS=_peer_timeout_ns(), UPDATE_RUNNING=update,
         MOMENTUM_NONE=update and momentum is None,
     ), xv, plan)
     return count, mean, var, invstd
@@ -1142,6 +1167,7 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
         TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
         HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, PEERS=peers is not None,
         XB=min(config.BN_PEER_SUM_BLOCK, _pow2(c)) if peers is not None else 1,
+        TIMEOUT_NS=_peer_timeout_ns() if peers is not None else 0,
     ), xv, plan)
 
 

@@ -264,6 +264,9 @@ BN_MERGE_ELEMS = 256
 #: with the dx tile's channel block (1-64 channels in NCHW) as the step, the steps' NVLink latencies added up
 #: to 0.6-2 ms at C = 512-2048 (2x H200, 2026-11-21).
 BN_PEER_SUM_BLOCK = 1024
+#: How long a rank waits in the exchange for a peer to arrive before it aborts the launch (a CUDA error rather
+#: than a hang when ranks are out of step): NCCL's default collective timeout.
+BN_PEER_TIMEOUT_S = 600
 #: Per kernel ("stats": the statistics pass and the one-launch training forward; "apply"; "bwd": the sums
 #: pass and the one-launch backward; "dx"): the prefetch depth of its tile loop (``tl.range(num_stages=)``,
 #: cp.async through shared memory; 1 = none) and the register cap handed to ptxas for fp32 accumulation

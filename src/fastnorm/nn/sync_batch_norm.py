@@ -34,7 +34,8 @@ class SyncBatchNorm(_BatchNorm):
     (an all-reduce of the packed per-channel :math:`\sum dy` and :math:`\sum dy\,\hat x`, skipped when
     the input needs no gradient). Shards may differ in size and may be empty: a rank with an empty batch
     still joins both exchanges, contributes count 0, and gets an empty output, an empty ``dx`` and zero
-    parameter gradients. No host synchronization in forward or backward on CUDA: a training step can be
+    parameter gradients. No host synchronization in a training step's forward or backward on CUDA (after
+    the first steps, which set up the symmetric-memory exchange below): a training step can be
     captured in a CUDA graph (NCCL).
 
     Running statistics, as in torch: ``running_mean ← (1 − f)·running_mean + f·μ`` and

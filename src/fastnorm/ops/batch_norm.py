@@ -603,7 +603,7 @@ def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd:
 def _backward_sums(dy, x, mean, invstd, y, relu: bool, dw: torch.Tensor | None = None,
                    db: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
     """``backward_sums`` with checked arguments, packed as one [2C] tensor ``[Σg | Σg·x̂]`` in the
-    accumulation dtype (SyncBatchNorm all-reduces it as it is; written into ``out``, dense [2C], when
+    accumulation dtype (SyncBatchNorm sums it over the ranks as it is; written into ``out``, dense [2C], when
     given). ``dw``/``db`` (dense [C], any float dtype), when given, receive the same local sums Σg·x̂ and
     Σg from the same launch."""
     c = x.shape[1]
