@@ -111,23 +111,6 @@ def check_deferred_one_value(env, failures, device):
         failures.append("the call after the error is not finite")
 
 
-class exchange_mode:
-    """``FASTNORM_SYNCBN_EXCHANGE`` set to ``mode`` inside the block (on every rank alike)."""
-
-    def __init__(self, mode: str):
-        self.mode = mode
-
-    def __enter__(self):
-        self.old = os.environ.get(_symm_exchange.ENV)
-        os.environ[_symm_exchange.ENV] = self.mode
-
-    def __exit__(self, *exc):
-        if self.old is None:
-            os.environ.pop(_symm_exchange.ENV, None)
-        else:
-            os.environ[_symm_exchange.ENV] = self.old
-
-
 def check_exchange_path(env, failures, device):
     """Which exchange a training step used: symmetric memory here (one host, GPUs with peer access) for
     fp32/bf16 input; torch.distributed's NCCL collectives for fp64 input and under
@@ -141,7 +124,7 @@ def check_exchange_path(env, failures, device):
             fastnorm.nn.SyncBatchNorm(24, device=device)
         x = torch.randn(4, 24, 5, 5, device=device, dtype=dtype, requires_grad=True)
         counter.take()
-        with exchange_mode(mode):
+        with _symm_exchange.exchange_mode(mode):
             m(x).backward(torch.randn_like(x))
         calls = counter.take()
         seen.append(f"{what}: {'symmetric memory' if calls == symm else 'collectives'}")
@@ -310,7 +293,7 @@ def check_cuda_graph(env, failures, device, replays=3):
 
 
 def _collective(fn):
-    with exchange_mode("collective"):
+    with _symm_exchange.exchange_mode("collective"):
         return fn()
 
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 import os
 import socket
 import warnings
+from contextlib import contextmanager
 
 import torch
 import torch.distributed as dist
@@ -55,7 +56,7 @@ from torch.distributed import distributed_c10d as _c10d  # setup collectives: no
 
 from .kernels.batch_norm import Peers
 
-__all__ = ["ENV", "Slot", "exchange_slot", "layout", "uses_symmetric_memory"]
+__all__ = ["ENV", "Slot", "exchange_mode", "exchange_slot", "layout", "uses_symmetric_memory"]
 
 ENV = "FASTNORM_SYNCBN_EXCHANGE"
 _MODES = ("auto", "collective")
@@ -70,6 +71,21 @@ def _mode() -> str:
     if mode not in _MODES:
         raise ValueError(f"{ENV} must be one of {_MODES}, got {os.environ.get(ENV)!r}")
     return mode
+
+
+@contextmanager
+def exchange_mode(mode: str):
+    """``FASTNORM_SYNCBN_EXCHANGE`` set to ``mode`` inside the block (every rank must do the same), then as
+    it was."""
+    old = os.environ.get(ENV)
+    os.environ[ENV] = mode
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = old
 
 
 def _symmetric_memory():

@@ -35,9 +35,8 @@ called: the statistics and sums launches write into symmetric-memory buffers, an
 read every rank's from there (gather-then-merge in rank order, as the collective path does, so the statistics
 are bitwise the same; the sums are added in rank order, where NCCL's all-reduce picks its own order);
 ``fastnorm._symm_exchange`` says when and how. Set ``FASTNORM_SYNCBN_EXCHANGE=collective`` to always use the
-torch.distributed collectives. Collectives are looked
-up on ``torch.distributed`` at call time (so tools that wrap those functions — profilers, tests counting
-collectives — see every call).
+torch.distributed collectives. Collectives are looked up on ``torch.distributed`` at call time (so tools
+that wrap those functions — profilers, tests counting collectives — see every call).
 """
 
 from __future__ import annotations

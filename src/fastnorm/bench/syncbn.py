@@ -32,6 +32,7 @@ wall-clock timing, to test the harness only (its numbers are not speed figures).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -46,7 +47,6 @@ LAYOUTS = ("nchw", "channels_last")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 IMPLS = ("fastnorm_sync", "torch_sync", "fastnorm_local", "torch_local", "fastnorm_sync_collective")
 TARGET_RATIO = 0.25
-EXCHANGE_ENV = "FASTNORM_SYNCBN_EXCHANGE"  # fastnorm_sync_collective: SyncBatchNorm through torch.distributed
 
 
 def resnet50_bn_layers(batch: int = 8, image: int = 224) -> list[tuple[int, int, int, int]]:
@@ -149,14 +149,12 @@ class Case:
             m.zero_grad(set_to_none=True)
 
     def step(self) -> None:
-        if self.impl == "fastnorm_sync_collective":
-            os.environ[EXCHANGE_ENV] = "collective"
-        try:
+        from .._symm_exchange import exchange_mode
+
+        collective = self.impl == "fastnorm_sync_collective"
+        with exchange_mode("collective") if collective else contextlib.nullcontext():
             ys = [m(x) for m, x in zip(self.layers, self.xs, strict=True)]
             torch.autograd.backward(ys, self.dys)
-        finally:
-            if self.impl == "fastnorm_sync_collective":
-                os.environ.pop(EXCHANGE_ENV, None)
 
 
 class GraphedCase(Case):

@@ -476,10 +476,8 @@ def _bn_apply_kernel(
     statistics from their symmetric buffers (``_bn_merge_stats_kernel``'s fold, XB channels a step) into
     save_mean, var_out, save_rstd, count_out (and the running statistics), and the others wait for it."""
     if PEERS:
-        first, e = _exchange_start(flags_ptr, R, 0)
+        first, e = _exchange_begin(peers_ptr, flags_ptr, rank, R, FLAGS, 0, TIMEOUT_NS)
         if first:
-            _tell_peers(peers_ptr, rank, R, FLAGS, e)  # ready[0]
-            _wait_peers(flags_ptr, rank, R, 0, e, TIMEOUT_NS)
             for c0 in range(0, C, XB):
                 cc = c0 + tl.arange(0, XB)
                 cm = cc < C
@@ -495,20 +493,12 @@ def _bn_apply_kernel(
                 _merged_outputs(count_out_ptr, save_mean_ptr, var_out_ptr, save_rstd_ptr, rm_ptr, rv_ptr, nbt_ptr,
                                 cc, cm, n, mu, m2, eps_hi, eps_lo, mom_hi, mom_lo, c0 == 0, ACC, True, UPDATE_RUNNING,
                                 MOMENTUM_NONE)
-            tl.debug_barrier()
-            tl.atomic_xchg(flags_ptr + 4 * R + 6, e, sem="release", scope="gpu")  # collected[0]
-            _tell_peers(peers_ptr, rank, R, FLAGS + 2 * R, e)  # done[0]
-            _wait_peers(flags_ptr, rank, R, 2 * R, e, TIMEOUT_NS)
-        else:
-            while tl.atomic_add(flags_ptr + 4 * R + 6, 0, sem="acquire", scope="gpu") - e < 0:
-                pass
-            tl.debug_barrier()
+        _exchange_combined(peers_ptr, flags_ptr, rank, R, FLAGS, first, e, 0, TIMEOUT_NS)
         j, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
         mean = tl.load(save_mean_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
         mrel = tl.zeros([CB], ACC)
         rstd = tl.load(save_rstd_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
-        if _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 0):
-            tl.atomic_xchg(flags_ptr + 4 * R, e, sem="release", scope="gpu")
+        _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 0)
     else:
         j, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
         mean, mrel = _channel_center(mean_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
@@ -664,11 +654,9 @@ def _bn_bwd_dx_kernel(
     symmetric buffers (at SUMS_AT), added in rank order by the launch's first program (SyncBatchNorm)."""
     if PEERS:
         # The launch's first program adds the R ranks' sums (rank order) into TOTAL for all the others.
-        first, e = _exchange_start(flags_ptr, R, 1)
+        first, e = _exchange_begin(peers_ptr, flags_ptr, rank, R, FLAGS, 1, TIMEOUT_NS)
         total_ptr = _peer(peers_ptr, rank, tl.float32) + SUMS_AT + 2 * C
         if first:
-            _tell_peers(peers_ptr, rank, R, FLAGS + R, e)  # ready[1]
-            _wait_peers(flags_ptr, rank, R, R, e, TIMEOUT_NS)
             for c0 in range(0, C, XB):
                 cc = c0 + tl.arange(0, XB)
                 cm = cc < C
@@ -680,19 +668,11 @@ def _bn_bwd_dx_kernel(
                     tb += tl.load(base + C + cc, mask=cm, other=0.0, volatile=True).to(ACC)
                 tl.store(total_ptr + cc, ta, mask=cm)
                 tl.store(total_ptr + C + cc, tb, mask=cm)
-            tl.debug_barrier()
-            tl.atomic_xchg(flags_ptr + 4 * R + 6 + 1, e, sem="release", scope="gpu")  # collected[1]
-            _tell_peers(peers_ptr, rank, R, FLAGS + 3 * R, e)  # done[1]
-            _wait_peers(flags_ptr, rank, R, 3 * R, e, TIMEOUT_NS)
-        else:
-            while tl.atomic_add(flags_ptr + 4 * R + 6 + 1, 0, sem="acquire", scope="gpu") - e < 0:
-                pass
-            tl.debug_barrier()
+        _exchange_combined(peers_ptr, flags_ptr, rank, R, FLAGS, first, e, 1, TIMEOUT_NS)
         _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
         fa = tl.load(total_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
         fb = tl.load(total_ptr + C + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
-        if _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 1):
-            tl.atomic_xchg(flags_ptr + 4 * R + 1, e, sem="release", scope="gpu")
+        _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 1)
     else:
         _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
         if TRAIN:
@@ -817,10 +797,33 @@ def _peer(peers_ptr, r, TY: tl.constexpr):
 
 
 @triton.jit
-def _exchange_start(flags_ptr, R, KIND: tl.constexpr):
-    """Count this program in -> (whether it is the launch's first, the launch's epoch)."""
+def _exchange_begin(peers_ptr, flags_ptr, rank, R, FLAGS, KIND: tl.constexpr, TIMEOUT_NS: tl.constexpr):
+    """Count this program in -> (whether it is the launch's first, the launch's epoch e). The first program
+    tells every peer that this rank's data of epoch e is in place (ready[KIND]) and waits for theirs; it then
+    combines the R ranks' data, and the caller announces that with ``_exchange_combined``."""
     first = tl.atomic_add(flags_ptr + 4 * R + 2 + KIND, 1, sem="acq_rel", scope="gpu") == 0
-    return first, tl.load(flags_ptr + 4 * R + KIND, volatile=True) + 1
+    e = tl.load(flags_ptr + 4 * R + KIND, volatile=True) + 1
+    if first:
+        _tell_peers(peers_ptr, rank, R, FLAGS + KIND * R, e)
+        _wait_peers(flags_ptr, rank, R, KIND * R, e, TIMEOUT_NS)
+    return first, e
+
+
+@triton.jit
+def _exchange_combined(peers_ptr, flags_ptr, rank, R, FLAGS, first, e, KIND: tl.constexpr,
+                       TIMEOUT_NS: tl.constexpr):
+    """After the first program's combining: it releases the launch's other programs (collected[KIND]), tells
+    every peer it has read their data (done[KIND]) and waits until they have read this rank's; the others
+    wait (acquire, this device) until the combined data is there."""
+    if first:
+        tl.debug_barrier()
+        tl.atomic_xchg(flags_ptr + 4 * R + 6 + KIND, e, sem="release", scope="gpu")
+        _tell_peers(peers_ptr, rank, R, FLAGS + 2 * R + KIND * R, e)
+        _wait_peers(flags_ptr, rank, R, 2 * R + KIND * R, e, TIMEOUT_NS)
+    else:
+        while tl.atomic_add(flags_ptr + 4 * R + 6 + KIND, 0, sem="acquire", scope="gpu") - e < 0:
+            pass
+        tl.debug_barrier()
 
 
 @triton.jit
@@ -862,13 +865,12 @@ def _wait_peers(flags_ptr, rank, R, word, e, TIMEOUT_NS: tl.constexpr):
 
 @triton.jit
 def _exchange_finish(flags_ptr, R, e, NPROG, KIND: tl.constexpr):
-    """The last of the launch's NPROG programs to get here resets its counters and marks epoch e complete;
-    returns whether this program was it."""
-    last = _arrive(flags_ptr + 4 * R + 4 + KIND, NPROG)
-    if last:
+    """The last of the launch's NPROG programs to get here (all have read the epoch and the combined data)
+    resets the launch counters and marks epoch e complete."""
+    if _arrive(flags_ptr + 4 * R + 4 + KIND, NPROG):
         tl.store(flags_ptr + 4 * R + 2 + KIND, 0)
         tl.store(flags_ptr + 4 * R + 4 + KIND, 0)
-    return last
+        tl.atomic_xchg(flags_ptr + 4 * R + KIND, e, sem="release", scope="gpu")
 
 
 @triton.jit

@@ -448,14 +448,13 @@ def _local_stats(x: torch.Tensor, c: int, out: torch.Tensor | None = None) -> to
     dtype: SyncBatchNorm's all-gather buffer, written by one launch (into ``out``, dense [2C + 1], when
     given)."""
     acc = _acc(x.dtype)
-    if uses_triton(x) and x.numel() > 0:
-        return K.stats(K.view(x), out)
     if x.numel() == 0:
-        packed = x.new_zeros(2 * c + 1, dtype=acc)
-    else:
-        var, mean = torch.var_mean(x.to(torch.float64), dim=_red_dims(x), correction=0)
-        n = x.numel() // c
-        packed = torch.cat((mean, var * n, mean.new_full((1,), float(n)))).to(acc)
+        return x.new_zeros(2 * c + 1, dtype=acc) if out is None else out.zero_()
+    if uses_triton(x):
+        return K.stats(K.view(x), out)
+    var, mean = torch.var_mean(x.to(torch.float64), dim=_red_dims(x), correction=0)
+    n = x.numel() // c
+    packed = torch.cat((mean, var * n, mean.new_full((1,), float(n)))).to(acc)
     return packed if out is None else out.copy_(packed)
 
 
