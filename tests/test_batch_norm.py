@@ -398,6 +398,17 @@ def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, f
     monkeypatch.setattr(config, "BN_LAG", lag)
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", fused)
     monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
+    # Every launch shares one counter buffer, as eager launches on a CUDA stream do: each must leave it zeroed.
+    shared = torch.zeros(1 << 14, dtype=torch.int32, device=device)
+    real_sync = K._sync
+    sizes = []
+
+    def shared_sync(plan, dev):
+        sizes.append(real_sync(plan, dev).numel())
+        assert sizes[-1] <= shared.numel() and not shared.any(), "a launch left its counters non-zero"
+        return shared
+
+    monkeypatch.setattr(K, "_sync", shared_sync)
     x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
     xv = K.view(x.detach())
     assert (xv.l > 0) == (not xv.flat and row_lanes > 4)
@@ -409,6 +420,7 @@ def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, f
     _, rmean, rm2 = ref.shard_stats(to_np64(x))
     assert_close("mean", mean, rmean, torch.float32)
     assert_close("m2", m2, rm2, torch.float32)
+    assert len(sizes) == 4 and not shared.any()  # training fwd, bwd; frozen bwd; statistics
 
 
 @pytest.mark.parametrize("stages,cap", [(1, None), (2, 64), (3, 48)])

@@ -30,7 +30,8 @@ device memory), so there is no host synchronization.
 Training passes run in two launches (statistics or (Σg, Σg·x̂) sums, then the one-pass apply or dx
 kernel) or in one (``config.batch_norm_train_fused`` decides from measurements). In one launch, items
 take tickets from an atomic queue ordered stats(g), apply(g - LAG), stats(g + 1), ...; the last block of
-a group raises the group's ready flag and an apply/dx item spins (acquire) until its group is ready. A
+a group raises the group's ready flag and an apply/dx item spins (acquire) until its group is ready. Every
+launch leaves its counters and flags at 0 again, so one zeroed buffer per stream serves all eager launches. A
 waiting item's group has all its statistics items already dequeued by running programs that never wait,
 so there is no deadlock whatever the residency, and under the interpreter (programs run one after
 another) nothing ever waits. Frozen/eval backward is one pass (dx, plus sums partials for dγ, dβ when
@@ -128,8 +129,9 @@ def _item_extent(i, g, C, V, VPI, NCB_G, CB: tl.constexpr, IDX: tl.constexpr):
 @triton.jit
 def _sync_counters(sync_ptr, G, NCB_G, NSUB):
     """The counters in the zeroed int32 sync buffer of a fused kernel, after the ticket queue at
-    sync_ptr[0]: sub-group arrivals (NCB·NSUB), channel-block arrivals (NCB), group arrivals (G) and
-    group ready flags (G), NCB = G·NCB_G."""
+    sync_ptr[0]: sub-group arrivals (NCB·NSUB), channel-block arrivals (NCB), group arrivals (G), group
+    ready flags (G), then the apply/dx items that have passed each ready flag (G), NCB = G·NCB_G. Every
+    launch leaves them all at 0 again (``_take_ticket``, ``_arrive``, ``_pass_ready``)."""
     sub_ptr = sync_ptr + 1
     blk_ptr = sub_ptr + G * NCB_G * NSUB
     grp_ptr = blk_ptr + G * NCB_G
@@ -241,19 +243,35 @@ def _arrive(counter_ptr, expected):
     """Count this program in at ``counter_ptr``; True for the last of ``expected`` arrivals.
 
     The barrier makes every thread's earlier stores precede the release of the atomic (the pattern
-    of a grid barrier); acq_rel lets the last arriver read what the others wrote.
+    of a grid barrier); acq_rel lets the last arriver read what the others wrote. The last arriver also
+    resets the counter to 0 (nothing else touches it again in this launch), so a launch leaves its
+    counters zeroed for the next one on the stream.
     """
     tl.debug_barrier()
     old = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")
-    return old == expected - 1
+    last = old == expected - 1
+    tl.store(counter_ptr, old * 0, mask=last)
+    return last
 
 
 @triton.jit
-def _wait_ready(flag_ptr):
-    """Spin until the flag at ``flag_ptr`` is non-zero (acquire)."""
-    while tl.atomic_add(flag_ptr, 0, sem="acquire", scope="gpu") == 0:
+def _take_ticket(queue_ptr):
+    """The next ticket of the fused schedule's queue; the program taking the launch's last ticket resets the
+    queue to 0 (every program takes exactly one, so no one takes another after it)."""
+    t = tl.atomic_add(queue_ptr, 1)
+    tl.store(queue_ptr, t * 0, mask=t == tl.num_programs(0) - 1)
+    return t
+
+
+@triton.jit
+def _pass_ready(ready_ptr, G, g, K):
+    """Spin until group g's ready flag is non-zero (acquire); the last of the group's K waiting items to pass
+    it lowers it again (the counter of passed items follows the G flags)."""
+    while tl.atomic_add(ready_ptr + g, 0, sem="acquire", scope="gpu") == 0:
         pass
     tl.debug_barrier()
+    if _arrive(ready_ptr + G + g, K):
+        tl.store(ready_ptr + g, 0)
 
 
 @triton.jit
@@ -379,15 +397,15 @@ def _bn_fwd_fused_kernel(
     training forward (statistics, saved (shift, mean_rel, invstd), running update).
 
     Partials: part_ptr[3, C, SPLIT] (count, mean, M2 of x - K per item), then part_ptr[3, C, NSUB] at
-    offset 3·C·SPLIT (per sub-group of MSUB chunks). sync_ptr (int32, zeroed): [queue, sub-group
-    counters (NCB·NSUB), channel-block counters (NCB), group counters (G), ready flags (G)]. The last
+    offset 3·C·SPLIT (per sub-group of MSUB chunks). sync_ptr: the zeroed int32 counters of
+    ``_sync_counters`` (left zeroed at the end). The last
     item of a sub-group merges it; the last sub-group of a channel block writes the block's final
     statistics (and running statistics); the last block of a group raises the group's ready flag.
     """
     K = NCB_G * SPLIT
     STATS_ONLY: tl.constexpr = MODE == 1
     if MODE == 0:
-        kind, g, i = _schedule(tl.atomic_add(sync_ptr, 1), G, K, LAG)
+        kind, g, i = _schedule(_take_ticket(sync_ptr), G, K, LAG)
     else:
         kind = _STATS
         g = tl.program_id(0) // K
@@ -444,7 +462,7 @@ def _bn_fwd_fused_kernel(
                         if _arrive(grp_ptr + g, NCB_G):
                             tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
     elif MODE == 0:
-        _wait_ready(ready_ptr + g)
+        _pass_ready(ready_ptr, G, g, K)
         shift = tl.load(out_a_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         mrel = tl.load(out_b_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         rstd = tl.load(out_c_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
@@ -583,7 +601,7 @@ def _bn_bwd_fused_kernel(
     """
     K = NCB_G * SPLIT
     if MODE == 0:
-        kind, g, i = _schedule(tl.atomic_add(sync_ptr, 1), G, K, LAG)
+        kind, g, i = _schedule(_take_ticket(sync_ptr), G, K, LAG)
     else:
         kind = _STATS
         g = tl.program_id(0) // K
@@ -626,7 +644,7 @@ def _bn_bwd_fused_kernel(
                     if _arrive(grp_ptr + g, NCB_G):
                         tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
     elif MODE == 0:
-        _wait_ready(ready_ptr + g)
+        _pass_ready(ready_ptr, G, g, K)
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0, cache_modifier=".cg")
         count = _hl(cnt_hi, cnt_lo, ACC)
@@ -869,7 +887,6 @@ def _exchange_finish(flags_ptr, R, e, NPROG, KIND: tl.constexpr):
     resets the launch counters and marks epoch e complete."""
     if _arrive(flags_ptr + 4 * R + 4 + KIND, NPROG):
         tl.store(flags_ptr + 4 * R + 2 + KIND, 0)
-        tl.store(flags_ptr + 4 * R + 4 + KIND, 0)
         tl.atomic_xchg(flags_ptr + 4 * R + KIND, e, sem="release", scope="gpu")
 
 
@@ -984,9 +1001,25 @@ def _sms(xv: View) -> int:
     return config.multiprocessor_count(config.device_index(xv.x))
 
 
+#: Zeroed int32 counters per (device, stream) for the eager launches (see ``_sync``).
+_SYNC_BUFFERS: dict[tuple, torch.Tensor] = {}
+
+
 def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
-    ncb = plan.groups * plan.ncb_g
-    return torch.zeros(1 + ncb * (plan.nsub + 1) + 2 * plan.groups, dtype=torch.int32, device=device)
+    """The zeroed int32 counters of a fused kernel's launch (``_sync_counters``).
+
+    Every launch leaves them at 0, and launches on one stream run one after another, so eager launches on a
+    CUDA stream share one buffer (grown when a plan needs more): no allocation and no zero-fill launch per
+    call. Under CUDA-graph capture (the graph may be replayed on another stream) and on the CPU (the
+    interpreter) each launch gets a fresh zeroed buffer."""
+    n = 1 + plan.groups * plan.ncb_g * (plan.nsub + 1) + 3 * plan.groups
+    if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
+        return torch.zeros(n, dtype=torch.int32, device=device)
+    key = (device.index, torch._C._cuda_getCurrentRawStream(device.index))
+    buf = _SYNC_BUFFERS.get(key)
+    if buf is None or buf.numel() < n:
+        buf = _SYNC_BUFFERS[key] = torch.zeros(max(n, 4096), dtype=torch.int32, device=device)
+    return buf
 
 
 def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
