@@ -79,21 +79,42 @@ class _Launcher:
         if len(names) != len(meta):
             raise RuntimeError(f"{self.fn.__name__} needs every constexpr {names}, got {tuple(meta)}")
         consts = tuple(meta[n] for n in names)
-        device = torch.cuda.current_device()
+        device = torch._C._cuda_getDevice()  # CUDA is initialized: these are CUDA tensors
         key = (device, num_warps, num_stages, maxnreg, len(args), consts, *_arg_keys(args))
-        compiled = self.cache.get(key)
-        if compiled is None:
-            self.cache[key] = self.fn[grid](*args, **meta, **opts)
+        entry = self.cache.get(key)
+        if entry is None:
+            self.cache[key] = _Compiled(self.fn[grid](*args, **meta, **opts))
             return
         stream = torch._C._cuda_getCurrentRawStream(device)
         full = (*args, *consts)
         enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
-        if _no_hooks(enter) and _no_hooks(leave):
-            enter = leave = metadata = None
-        else:
-            metadata = compiled.launch_metadata(grid, stream, *full)
+        if entry.launch is not None and _no_hooks(enter) and _no_hooks(leave):
+            entry.launch(grid[0], 1, 1, stream, entry.function, entry.cooperative, entry.pdl, None, None,
+                         entry.packed_metadata, None, None, None, *full)
+            return
+        compiled = entry.kernel
+        metadata = None if _no_hooks(enter) and _no_hooks(leave) else compiled.launch_metadata(grid, stream, *full)
         compiled.run(grid[0], 1, 1, stream, compiled.function, compiled.packed_metadata, metadata, enter, leave,
                      *full)
+
+
+class _Compiled:
+    """A ``CompiledKernel`` and what its repeat launches need. ``launch`` is the C launch function of Triton's
+    CUDA launcher, called directly when the kernel needs no global or profiling scratch memory (the launcher's
+    Python wrapper would only allocate those), else None (then ``kernel.run`` is called)."""
+
+    __slots__ = ("kernel", "function", "packed_metadata", "launch", "cooperative", "pdl")
+
+    def __init__(self, kernel):
+        runner = kernel.run  # loads the module and creates the launcher on first access
+        self.kernel = kernel
+        self.function = kernel.function
+        self.packed_metadata = kernel.packed_metadata
+        direct = (getattr(runner, "global_scratch_size", 1) == 0 and getattr(runner, "profile_scratch_size", 1) == 0
+                  and hasattr(runner, "launch"))
+        self.launch = runner.launch if direct else None
+        self.cooperative = getattr(runner, "launch_cooperative_grid", False)
+        self.pdl = getattr(runner, "launch_pdl", False)
 
 
 def _no_hooks(hook) -> bool:

@@ -42,13 +42,16 @@ class _FastBatchNorm:
     def forward(self, input: torch.Tensor, z: torch.Tensor | None = None) -> torch.Tensor:
         """Normalize ``input``; ``z`` is an optional residual of its shape added before the activation."""
         self._check_input_dim(input)
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-        bn_training = self.training or (self.running_mean is None and self.running_var is None)
-        track = not self.training or self.track_running_stats
-        return batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
+        # Parameters and buffers are read once each (every read goes through Module.__getattr__).
+        training, nbt = self.training, self.num_batches_tracked
+        running_mean, running_var = self.running_mean, self.running_var
+        if training and self.track_running_stats and nbt is not None:
+            nbt.add_(1)
+        bn_training = training or (running_mean is None and running_var is None)
+        track = not training or self.track_running_stats
+        return batch_norm(input, running_mean if track else None, running_var if track else None,
                           self.weight, self.bias, bn_training, self.momentum, self.eps,
-                          activation=self.activation, z=z, num_batches_tracked=self.num_batches_tracked)
+                          activation=self.activation, z=z, num_batches_tracked=nbt)
 
 
 class BatchNorm1d(_FastBatchNorm, nn.BatchNorm1d):

@@ -59,7 +59,7 @@ import math
 import torch
 
 from .._runtime import uses_triton
-from .._validate import check_eps, check_float, check_momentum, check_same_device
+from .._validate import FLOAT_DTYPES, check_eps, check_float, check_momentum, check_same_device
 from ..kernels import batch_norm as K
 
 __all__ = [
@@ -87,6 +87,19 @@ def _check_channels(name: str, t: torch.Tensor | None, c: int, x: torch.Tensor) 
         raise ValueError(f"{name} must have shape ({c},), one value per channel of the input (C={c} at dim 1), "
                          f"got shape {tuple(t.shape)}")
     check_same_device(name, t, x)
+
+
+def _check_per_channel(c: int, x: torch.Tensor, weight, bias, running_mean, running_var) -> None:
+    """``_check_channels`` of batch_norm's four per-channel tensors, with one cheap test for the common case."""
+    dev = x.device
+    for t in (weight, bias, running_mean, running_var):
+        if t is not None and not (isinstance(t, torch.Tensor) and t.dtype in FLOAT_DTYPES and t.shape == (c,)
+                                  and t.device == dev):
+            break
+    else:
+        return
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        _check_channels(name, t, c, x)
 
 
 def _check_x(x: torch.Tensor, name: str = "x") -> int:
@@ -370,11 +383,13 @@ torch.library.register_autograd("fastnorm::batch_norm_fwd", _op_backward, setup_
 
 
 class _BatchNormFunction(torch.autograd.Function):
-    """Eager path: the same implementation without the dispatcher's per-call cost."""
+    """Eager path: the same implementation without the dispatcher's per-call cost. The arguments that take
+    no gradient travel as one tuple ``(running_mean, running_var, nbt, batch_stats, update, momentum, eps,
+    fix_gamma, relu)``: ``Function.apply`` inspects every argument in Python, so fewer cost less host time."""
 
     @staticmethod
-    def forward(ctx, x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum, eps,
-                fix_gamma, relu):
+    def forward(ctx, x, weight, bias, z, rest):
+        running_mean, running_var, nbt, batch_stats, update, momentum, eps, fix_gamma, relu = rest
         y, shift, mrel, rstd = _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stats,
                                              update, momentum, eps, fix_gamma, relu)
         ctx.save_for_backward(x, weight, y if relu else None, shift, mrel, rstd)
@@ -385,7 +400,7 @@ class _BatchNormFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         dx, dw, db, dz = _grads(ctx, dy)
-        return dx, dw, db, dz, None, None, None, None, None, None, None, None, None
+        return dx, dw, db, dz, None
 
 
 # ------------------------------------------------------------------------------------------- public op
@@ -399,15 +414,17 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
     """BatchNorm of x (N, C, *) with torch's ``F.batch_norm`` semantics and fastnorm's options (see the
     module docstring). ``num_batches_tracked`` is needed only for ``momentum=None`` with an update."""
     c = _check_x(x)
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
-        _check_channels(name, t, c, x)
+    _check_per_channel(c, x, weight, bias, running_mean, running_var)
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must both be tensors or both be None")
     _check_like("z", z, x)
     relu = _check_activation(activation)
-    if not torch.compiler.is_compiling():  # under dynamic shapes eps/momentum may be symbolic floats
-        eps = check_eps(eps)
-        momentum = check_momentum(momentum)
+    compiling = torch.compiler.is_compiling()
+    if not compiling:  # under dynamic shapes eps/momentum may be symbolic floats
+        if type(eps) is not float or not 0.0 <= eps < math.inf:
+            eps = check_eps(eps)
+        if momentum is not None and (type(momentum) is not float or not 0.0 <= momentum <= 1.0):
+            momentum = check_momentum(momentum)
     if use_global_stats and running_mean is None:
         raise ValueError("use_global_stats=True needs running_mean and running_var")
     batch_stats = (bool(training) and not use_global_stats) or running_mean is None
@@ -420,7 +437,7 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
     if batch_stats and x.numel() // c == 1:
         raise ValueError(f"{ONE_VALUE_MESSAGE} {x.size()}")
     nbt = num_batches_tracked if (update and momentum is None) else None
-    if torch.compiler.is_compiling():
+    if compiling:
         y, _, _, _, new_rm, new_rv = _fwd_op(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update,
                                              0.0 if momentum is None else momentum, momentum is None, eps,
                                              fix_gamma, relu)
@@ -429,8 +446,8 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
                 running_mean.copy_(new_rm)
                 running_var.copy_(new_rv)
         return y
-    return _BatchNormFunction.apply(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum,
-                                    eps, fix_gamma, relu)
+    return _BatchNormFunction.apply(x, weight, bias, z, (running_mean, running_var, nbt, batch_stats, update, momentum,
+                                                         eps, fix_gamma, relu))
 
 
 # ------------------------------------------------------------------------------------------ stage functions
