@@ -65,6 +65,36 @@ def breakdown(dev) -> None:
         print(f"| {label:40} | {us:7.2f} | calls/step {calls:.1f}")
 
 
+def steps(dev) -> None:
+    """Host µs of whole eager training steps (module forward + backward), torch against fastnorm: warm (back to
+    back) and cold (the GPU queue drained before each step, as the SyncBatchNorm benchmark times a step)."""
+    cases = [
+        ("BatchNorm2d(256) bf16 16x256x56x56", (16, 256, 56, 56), torch.nn.BatchNorm2d, fastnorm.nn.BatchNorm2d),
+        ("BatchNorm2d(2048) bf16 16x2048x7x7", (16, 2048, 7, 7), torch.nn.BatchNorm2d, fastnorm.nn.BatchNorm2d),
+        ("LayerNorm(256) bf16 4096x256", (4096, 256), torch.nn.LayerNorm, fastnorm.nn.LayerNorm),
+    ]
+    print("\nwhole training steps, host µs (warm: mean of 300 back to back; cold: median of 300, queue drained)")
+    for label, shape, *mods in cases:
+        x = torch.randn(shape, device=dev, dtype=torch.bfloat16).requires_grad_(True)
+        dy = torch.randn_like(x)
+        for mk in mods:
+            m = mk(shape[1] if len(shape) == 4 else shape[-1], device=dev)
+
+            def step(m=m, x=x, dy=dy):
+                m(x).backward(dy)
+
+            warm = per_call_us(step)
+            cold = []
+            for _ in range(300):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                step()
+                cold.append((time.perf_counter() - t0) * 1e6)
+            torch.cuda.synchronize()
+            lib = mk.__module__.split(".")[0]
+            print(f"| {label:36} | {lib:8} | warm {warm:7.1f} | cold {statistics.median(cold):7.1f} |")
+
+
 class _Wide(torch.autograd.Function):
     """BatchNorm's autograd signature (13 inputs, 6 saved tensors) with no work: the engine's own cost."""
 
@@ -128,6 +158,7 @@ def main() -> None:
     print(f"host µs per call, {torch.cuda.get_device_name()}, torch {torch.__version__}")
     for name, fn in rows:
         print(f"| {name:40} | {per_call_us(fn):7.2f} |")
+    steps(dev)
     breakdown(dev)
 
 
