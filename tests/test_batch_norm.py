@@ -484,3 +484,14 @@ def test_cpu_torch_path(monkeypatch):
     m(torch.randn(3, 4, 2, 2))
     m(torch.randn(3, 4, 2, 2))
     assert int(m.num_batches_tracked) == 2
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the launch cache serves CUDA launches only")
+def test_repeat_launches_take_the_direct_launch():
+    """After a kernel's first launch (through Triton) repeat launches call the C launch function with the
+    tensors' addresses; the results equal the first launch's bitwise."""
+    x = torch.randn(4, 8, 5, 5, device="cuda")
+    first, again = (fastnorm.batch_norm(x, None, None, training=True) for _ in range(2))
+    entries = list(K._apply.cache.values())
+    assert entries and all(e.launch is not None for e in entries)
+    assert torch.equal(first, again)

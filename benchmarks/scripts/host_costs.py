@@ -58,7 +58,8 @@ def breakdown(dev) -> None:
     nnbn = sys.modules["fastnorm.nn.batch_norm"]
     targets = [(nnbn, "batch_norm"), (nnbn.BatchNorm2d, "_check_input_dim"), (OB, "_forward_impl"), (OB, "_grads"),
                (OB, "_backward_impl"), (KB, "forward_train"), (KB, "backward"), (KB, "apply"), (KB, "view"),
-               (KB, "_sync"), (_launch._Launcher, "__call__"), (_launch, "_arg_keys"), (CudaLauncher, "__call__")]
+               (KB, "_sync"), (_launch._Launcher, "__call__"), (CudaLauncher, "__call__"),
+               (_launch, "_launch_args" if hasattr(_launch, "_launch_args") else "_arg_keys")]
     steps = 200
     print(f"\nBatchNorm2d(256) bf16 16x256x56x56 step, host µs per step (wrapped; {steps} steps):")
     for label, us, calls in wrapped_steps(m, x, dy, steps, targets):
@@ -78,7 +79,10 @@ def steps(dev) -> None:
         x = torch.randn(shape, device=dev, dtype=torch.bfloat16).requires_grad_(True)
         dy = torch.randn_like(x)
         for mk in mods:
-            m = mk(shape[1] if len(shape) == 4 else shape[-1], device=dev)
+            if len(shape) == 4:  # BatchNorm: fp32 parameters (mixed precision)
+                m = mk(shape[1], device=dev)
+            else:
+                m = mk(shape[-1], device=dev, dtype=torch.bfloat16)
 
             def step(m=m, x=x, dy=dy):
                 m(x).backward(dy)

@@ -27,22 +27,29 @@ def _arg_key(a):
     return type(a)  # float: always fp32
 
 
-def _arg_keys(args: tuple) -> list:
-    """``_arg_key`` of each argument, with the common exact types tested first (this runs on every launch)."""
-    out = []
+def _launch_args(args: tuple) -> tuple[list, list]:
+    """-> (the ``_arg_key`` of each argument, the arguments as the C launcher takes them), in one pass with the
+    common exact types tested first (this runs on every launch). Tensors are passed as their addresses: given a
+    tensor, Triton's launcher calls ``data_ptr()`` and asks the driver about the address (``cuPointerGetAttribute``)
+    for every pointer argument of every launch; the address is read here anyway for the alignment key."""
+    keys, vals = [], []
     for a in args:
         tp = type(a)
         if tp is float:
-            out.append(float)
+            keys.append(float)
         elif tp is int:
-            out.append((int, a == 1, (a & 15) == 0, -(2**31) <= a < 2**31, a < 2**63))
+            keys.append((int, a == 1, (a & 15) == 0, -(2**31) <= a < 2**31, a < 2**63))
         elif a is None:
-            out.append(None)
-        elif tp is torch.Tensor:
-            out.append((a.dtype, (a.data_ptr() & 15) == 0))
+            keys.append(None)
+        elif isinstance(a, torch.Tensor):
+            p = a.data_ptr()
+            keys.append((a.dtype, (p & 15) == 0))
+            vals.append(p)
+            continue
         else:
-            out.append(_arg_key(a))
-    return out
+            keys.append(_arg_key(a))
+        vals.append(a)
+    return keys, vals
 
 
 class _Launcher:
@@ -80,18 +87,19 @@ class _Launcher:
             raise RuntimeError(f"{self.fn.__name__} needs every constexpr {names}, got {tuple(meta)}")
         consts = tuple(meta[n] for n in names)
         device = torch._C._cuda_getDevice()  # CUDA is initialized: these are CUDA tensors
-        key = (device, num_warps, num_stages, maxnreg, len(args), consts, *_arg_keys(args))
+        keys, vals = _launch_args(args)
+        key = (device, num_warps, num_stages, maxnreg, len(args), consts, *keys)
         entry = self.cache.get(key)
         if entry is None:
             self.cache[key] = _Compiled(self.fn[grid](*args, **meta, **opts))
             return
         stream = torch._C._cuda_getCurrentRawStream(device)
-        full = (*args, *consts)
         enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
         if entry.launch is not None and _no_hooks(enter) and _no_hooks(leave):
             entry.launch(grid[0], 1, 1, stream, entry.function, entry.cooperative, entry.pdl, None, None,
-                         entry.packed_metadata, None, None, None, *full)
+                         entry.packed_metadata, None, None, None, *vals, *consts)
             return
+        full = (*args, *consts)  # hooks may inspect the arguments: the tensors themselves
         compiled = entry.kernel
         metadata = None if _no_hooks(enter) and _no_hooks(leave) else compiled.launch_metadata(grid, stream, *full)
         compiled.run(grid[0], 1, 1, stream, compiled.function, compiled.packed_metadata, metadata, enter, leave,

@@ -1015,7 +1015,8 @@ def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
     n = 1 + plan.groups * plan.ncb_g * (plan.nsub + 1) + 3 * plan.groups
     if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
         return torch.zeros(n, dtype=torch.int32, device=device)
-    key = (device.index, torch._C._cuda_getCurrentRawStream(device.index))
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    key = (index, torch._C._cuda_getCurrentRawStream(index))
     buf = _SYNC_BUFFERS.get(key)
     if buf is None or buf.numel() < n:
         buf = _SYNC_BUFFERS[key] = torch.zeros(max(n, 4096), dtype=torch.int32, device=device)
