@@ -16,11 +16,12 @@ import subprocess
 import sys
 import time
 
-SHAPES = [(8, 256, 128, 128), (256, 256, 28, 28), (256, 64, 56, 56), (128, 2048, 7, 7)]
+SHAPES = [(8, 256, 128, 128), (256, 256, 28, 28), (256, 64, 56, 56), (128, 2048, 7, 7), (32, 512, 28, 28)]
 
 
 def _case_ops(shape, cl):
-    """The timed calls of one case: training forward, training backward (dx, dw, db), evaluation forward."""
+    """The timed calls of one case: training forward, training backward (dx, dw, db), evaluation forward, frozen
+    backward (dx, dw, db with the running statistics)."""
     import torch
 
     import fastnorm
@@ -37,10 +38,12 @@ def _case_ops(shape, cl):
     xg = x.detach().requires_grad_(True)
     wg, bg = w.detach().requires_grad_(True), b.detach().requires_grad_(True)
     y = fastnorm.batch_norm(xg, None, None, wg, bg, True, 0.1, 1e-5)
+    y_frozen = fastnorm.batch_norm(xg, rm, rv, wg, bg, False, 0.1, 1e-5)
     return {
         "train_fwd": lambda: fastnorm.batch_norm(x, rm, rv, w, b, True, 0.1, 1e-5),
         "train_bwd": lambda: torch.autograd.grad(y, (xg, wg, bg), dy, retain_graph=True),
         "eval_fwd": lambda: fastnorm.batch_norm(x, rm, rv, w, b, False, 0.1, 1e-5),
+        "frozen_bwd": lambda: torch.autograd.grad(y_frozen, (xg, wg, bg), dy, retain_graph=True),
     }
 
 
