@@ -248,16 +248,15 @@ def test_convert_model_sync_keeps_fastnorm_options(no_collectives):
 
 
 @pytest.mark.parametrize("channels_last", [False, True])
-def test_packed_stats_and_sums_write_into_a_given_row(device, channels_last):
-    """The symmetric-memory exchange has the kernels write straight into a row of the gather buffer (and into
-    the sums buffer): the same values as the fresh tensors, nothing else in the buffers touched."""
+def test_packed_stats_write_into_a_given_row(device, channels_last):
+    """The symmetric-memory exchange has the statistics launch write straight into a row of the gather buffer:
+    the same values as a fresh tensor, nothing else in the buffer touched."""
     from fastnorm.ops import batch_norm as bn
 
     c, rows, width = 5, 3, 12
     x = (torch.randn(4, c, 3, 7, device=device) * 3 + 2)
     if channels_last:
         x = x.contiguous(memory_format=torch.channels_last)
-    dy = torch.randn_like(x)
     poison = -777.0
     buf = torch.full((rows, width), poison, device=device)
     written = bn._local_stats(x, c, out=buf[1, :2 * c + 1])
@@ -265,14 +264,6 @@ def test_packed_stats_and_sums_write_into_a_given_row(device, channels_last):
     assert written.data_ptr() == buf[1].data_ptr()
     assert torch.equal(buf[1, :2 * c + 1], fresh)
     assert (buf[0] == poison).all() and (buf[2] == poison).all() and (buf[1, 2 * c + 1:] == poison).all()
-
-    mean = fresh[:c].clone()
-    invstd = torch.rsqrt(fresh[c:2 * c] / fresh[-1] + 1e-5)
-    sums_buf = torch.full((2 * c + 3,), poison, device=device)
-    got = bn._backward_sums(dy, x, mean, invstd, None, False, out=sums_buf[:2 * c])
-    assert got.data_ptr() == sums_buf.data_ptr()
-    assert torch.equal(sums_buf[:2 * c], bn._backward_sums(dy, x, mean, invstd, None, False))
-    assert (sums_buf[2 * c:] == poison).all()
 
     empty = x[:0]
     assert torch.equal(bn._local_stats(empty, c, out=buf[2, :2 * c + 1]), torch.zeros(2 * c + 1, device=device))
@@ -369,43 +360,64 @@ def test_peer_apply_merges_every_rank_and_keeps_the_handshake(device, c, world, 
         assert _flags(peers[rank], 1) == ([0] * world, [0] * world, 0, 0, 0, 0)  # the other kind untouched
 
 
-@pytest.mark.parametrize("channels_last", [False, True])
-def test_peer_dx_adds_every_ranks_sums(device, channels_last, monkeypatch):
-    """The backward exchange: dx from the ranks' sums read in the dx launch equals dx from the sums added in
-    rank order beforehand, bitwise (the first program adds them 4 channels a step here: two steps, the last
-    ragged); an empty local batch still takes part (the launch runs)."""
+@pytest.mark.parametrize("channels_last,relu", [(False, False), (True, True)])
+def test_peer_backward_adds_every_ranks_sums_in_one_launch(device, channels_last, relu, monkeypatch):
+    """The backward exchange in one launch (peers simulated in one process, their sums and flags in place
+    before the launch): the launch writes this rank's sums into its buffer's half of the epoch (and dw, db: the
+    same local sums), adds the R ranks' in rank order (4 channels a step here) and computes dx and dz from them
+    — bitwise what the dx kernel computes from the same total. Three epochs alternate the halves (the stale half
+    is NaN and must not be read); the third has an empty local batch, which still takes part. The channels are
+    cut into several groups here (the launch exchanges once, after its last group)."""
+    from fastnorm.kernels import batch_norm as K
     from fastnorm.kernels import config
     from fastnorm.ops import batch_norm as bn
 
     monkeypatch.setattr(config, "BN_PEER_SUM_BLOCK", 4)
-
-    c, world = 6, 3
-    bufs, peers = _peer_buffers(c, world, device)
-    sums_at = peers[0].sums_at
-    fmt = torch.channels_last if channels_last else torch.contiguous_format
-    x = (torch.randn(3, c, 4, 5, device=device) * 2 + 1).contiguous(memory_format=fmt)
-    dy = torch.randn_like(x)
-    mean, invstd = torch.randn(c, device=device), torch.rand(c, device=device) + 0.5
-    w = torch.rand(c, device=device) + 0.5
-    count = torch.tensor(37.0, device=device)
-    for r in range(world):
-        bufs[r][sums_at:sums_at + 2 * c] = torch.randn(2 * c, device=device) * 10
-    total = torch.zeros(2 * c, device=device)
-    for r in range(world):
-        total = total + bufs[r][sums_at:sums_at + 2 * c]
-    rank = 1
-    _peers_have_spoken(bufs, peers, rank, 1, 1)
-    got, _ = bn._backward_dx(dy, x, mean, invstd, w, None, count, None, False, False, peers[rank])
-    want, _ = bn._backward_dx(dy, x, mean, invstd, w, total, count, None, False, False)
-    assert torch.equal(got, want)
-    assert _flags(peers[rank], 1)[2:] == (1, 0, 0, 1)  # epoch complete, counters reset, total collected
-    assert torch.equal(bufs[rank][sums_at + 2 * c:sums_at + 4 * c], total)
-
-    _peers_have_spoken(bufs, peers, rank, 1, 2)
-    empty, _ = bn._backward_dx(dy[:0], x[:0], mean, invstd, w, None, count, None, False, False, peers[rank])
-    assert empty.shape == x[:0].shape
-    assert _flags(peers[rank], 1)[2:] == (2, 0, 0, 2)
-    assert all(_flags(peers[p], 1)[0][rank] == 2 and _flags(peers[p], 1)[1][rank] == 2 for p in (0, 2))
+    monkeypatch.setattr(config, "BN_ITEM", {"fused": 32, "stream": 32})
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
+    monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2})
+    config.batch_norm_plan.cache_clear()
+    try:
+        c, world, rank = 6, 3, 1
+        bufs, peers = _peer_buffers(c, world, device)
+        sums_at = peers[0].sums_at
+        fmt = torch.channels_last if channels_last else torch.contiguous_format
+        x = (torch.randn(3, c, 4, 5, device=device) * 2 + 1).contiguous(memory_format=fmt)
+        dy = torch.randn_like(x)
+        y = torch.randn_like(x)  # the forward's output, for the ReLU mask
+        xv = K.view(x)
+        assert K._plan(xv, 12, "fused", "bwd").groups > 1
+        mean, invstd = torch.randn(c, device=device), torch.rand(c, device=device) + 0.5
+        w = torch.rand(c, device=device) + 0.5
+        count = torch.tensor(37.0, device=device)
+        for epoch in (1, 2, 3):
+            half, stale = sums_at + (epoch % 2) * 2 * c, sums_at + ((epoch + 1) % 2) * 2 * c
+            for r in range(world):
+                if r != rank:
+                    bufs[r][half:half + 2 * c] = torch.randn(2 * c, device=device) * 10
+                    bufs[r][stale:stale + 2 * c] = float("nan")
+            _peers_have_spoken(bufs, peers, rank, 1, epoch)
+            xe, dye, ye = (t[:0] for t in (x, dy, y)) if epoch == 3 else (x, dy, y)
+            dw, db = torch.empty(c, device=device), torch.empty(c, device=device)
+            dx, dz, total = bn._backward_peers(dye, xe, mean, invstd, w, count, ye if relu else None, relu, True, dw,
+                                               db, peers[rank])
+            assert torch.equal(bufs[rank][half:half + 2 * c], torch.cat((db, dw)))
+            want_total = torch.zeros(2 * c, device=device)
+            for r in range(world):
+                want_total = want_total + bufs[r][half:half + 2 * c]
+            assert torch.equal(total, want_total)
+            want_dx, want_dz = bn._backward_dx(dye, xe, mean, invstd, w, want_total, count, ye if relu else None,
+                                               relu, True)
+            assert torch.equal(dx, want_dx) and dx.shape == xe.shape
+            assert torch.equal(dz, want_dz) if relu else dz is dye
+            local = bn._backward_sums(dye, xe, mean, invstd, ye if relu else None, relu)
+            assert_close("local sums", torch.cat((db, dw)), to_np64(local), torch.float32)
+            assert _flags(peers[rank], 1)[2:] == (epoch, 0, 0, epoch)  # epoch complete, counters reset, released
+            assert all(_flags(peers[p], 1)[0][rank] == epoch for p in range(world) if p != rank)  # peers told
+            assert _flags(peers[rank], 0) == ([0] * world, [0] * world, 0, 0, 0, 0)  # the forward's untouched
+    finally:
+        config.batch_norm_plan.cache_clear()
 
 
 def test_symmetric_exchange_is_set_up_once_per_group_object(monkeypatch):

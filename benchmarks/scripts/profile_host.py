@@ -66,7 +66,7 @@ class Stopwatch:
 
 
 SYNC_STAGES = ("_local_stats", "_merge_stats", "_apply_peers", "_update_running_stats_", "_apply", "_backward_sums",
-               "_backward_dx")
+               "_backward_dx", "_backward_peers")
 
 
 def step_times(m, x, dy, steps: int) -> tuple[list[float], list[float]]:

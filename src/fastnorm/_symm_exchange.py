@@ -7,18 +7,19 @@ every rank's buffer into every other rank's address space. SyncBatchNorm then ne
   buffer, and the apply launch reads all R ranks' packed statistics straight from their buffers, folds them
   with Chan's formula in rank order (the same merge as the collective path's, so every rank holds bitwise the
   same statistics), updates the running statistics and normalizes;
-* backward: the sums launch writes this rank's ``[Σg | Σg·x̂]`` into its buffer, and the dx launch adds
-  the R ranks' sums in rank order before it computes dx.
+* backward: one launch computes this rank's ``[Σg | Σg·x̂]``, writes it into its buffer, adds the R ranks'
+  sums in rank order once all of its own are in place, and computes dx from them.
 
-So a training step of a synchronized layer makes no collective call and about the launches of a local one
-(statistics and apply; sums and dx — the local layer fuses each pair into one launch where the tensor is
-small enough). A ProcessGroupNCCL collective costs the host several times a launch, and that was most of the
-eager synchronization overhead.
+So a training step of a synchronized layer makes no collective call and the launches of a local one
+(statistics and apply in forward; one backward launch, as the local layer's where the tensor is small enough).
+A ProcessGroupNCCL collective costs the host several times a launch, and that was most of the eager
+synchronization overhead.
 
-The handshake (``kernels.batch_norm``, "Peer exchange"): the first program of the apply or dx launch to
-start tells every peer "my data of epoch e is in place", waits for all peers' word, and combines the R
-ranks' data for the launch's other programs; and no launch ends before every peer has said "I have read
-yours", so the next statistics or sums launch on the stream may overwrite this rank's buffer. Epochs live in
+The handshakes (``kernels.batch_norm``, "Peer exchange"): in the apply launch, the first program to start
+tells every peer "my data of epoch e is in place", waits for all peers' word, and combines the R ranks' data
+for the launch's other programs; no apply launch ends before every peer has said "I have read yours", so the
+next statistics launch on the stream may overwrite this rank's row. The backward writes its sums into one of
+two halves by the parity of its epoch, which makes that second handshake unnecessary there. Epochs live in
 device memory, so a captured CUDA graph replays correctly. Within a device no spin waits on a program that
 may not be resident; a wait for a peer that does not come (ranks out of step: a caller's bug, or a dead
 rank) aborts the launch after ``config.BN_PEER_TIMEOUT_S`` (600 s, NCCL's default timeout) with a CUDA error.
@@ -98,8 +99,8 @@ def _symmetric_memory():
 
 def layout(c: int, world: int) -> tuple[int, int, int]:
     """A buffer's layout in 4-byte words -> (sums at, flags at, total): the packed statistics at 0 (2C + 1),
-    the backward sums (2C) and their total over the ranks (2C, written by the dx launch), then the int32
-    flags described in ``kernels.batch_norm`` (4R + 8)."""
+    the backward sums in two halves (2 × 2C: even and odd epochs), then the int32 flags described in
+    ``kernels.batch_norm`` (4R + 8)."""
     sums_at = -(-(2 * c + 1) // 4) * 4
     flags_at = sums_at + 4 * c
     return sums_at, flags_at, flags_at + 4 * world + 8
@@ -107,15 +108,14 @@ def layout(c: int, world: int) -> tuple[int, int, int]:
 
 class Slot:
     """The symmetric buffer of one channel count: ``row`` (this rank's packed statistics, written by the
-    statistics launch) and ``sums_in`` (its backward sums, written by the sums launch); the exchanges happen
-    in the launches that receive ``stats_exchange()`` (apply) and ``sums_exchange()`` (dx)."""
+    statistics launch); the exchanges happen in the launches that receive ``stats_exchange()`` (apply) and
+    ``sums_exchange()`` (the one-launch backward, which also writes this rank's sums)."""
 
     def __init__(self, buf: torch.Tensor, handle, rank: int, world: int, c: int):
         sums_at, flags_at, _ = layout(c, world)
         offset = buf.data_ptr() - handle.buffer_ptrs[rank]
         ptrs = torch.tensor([p + offset for p in handle.buffer_ptrs], dtype=torch.int64, device=buf.device)
         self.row = buf[:2 * c + 1]
-        self.sums_in = buf[sums_at:sums_at + 2 * c]
         self.peers = Peers(ptrs, buf[flags_at:].view(torch.int32), rank, world, flags_at, sums_at)
         self._buf = buf
 
@@ -124,7 +124,7 @@ class Slot:
         return self.peers
 
     def sums_exchange(self) -> Peers:
-        """The backward exchange's buffers, for the dx launch (which performs it)."""
+        """The backward exchange's buffers, for the one-launch backward (which performs it)."""
         return self.peers
 
 

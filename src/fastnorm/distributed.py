@@ -31,9 +31,10 @@ Only the global count of one value per channel cannot be known on the host witho
 all-gather; see ``GlobalCountCheck`` for how that error is raised.
 
 Where every rank of the group runs on this host with peer access between the GPUs, neither collective is
-called: the statistics and sums launches write into symmetric-memory buffers, and the apply and dx launches
-read every rank's from there (gather-then-merge in rank order, as the collective path does, so the statistics
-are bitwise the same; the sums are added in rank order, where NCCL's all-reduce picks its own order);
+called: the statistics launch writes into a symmetric-memory buffer and the apply launch reads every rank's
+from there (gather-then-merge in rank order, as the collective path does, so the statistics are bitwise the
+same); the backward is one launch that writes this rank's sums, adds the R ranks' in rank order (where NCCL's
+all-reduce picks its own order) and computes dx;
 ``fastnorm._symm_exchange`` says when and how. Set ``FASTNORM_SYNCBN_EXCHANGE=collective`` to always use the
 torch.distributed collectives. Collectives are looked up on ``torch.distributed`` at call time (so tools
 that wrap those functions — profilers, tests counting collectives — see every call).
@@ -235,17 +236,17 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         dw = x.new_empty(c, dtype=weight.dtype) if need_dw else None
         db = x.new_empty(c, dtype=ctx.bias_dtype) if need_db else None
         slot = ctx.slot
-        sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db, None if slot is None else slot.sums_in)
         dx = dz = None
-        if need_dx:
-            if slot is None:  # summed over the ranks and passed to the dx kernel as they are
+        if need_dx and slot is not None:  # one launch: sums, the exchange through symmetric memory, dx
+            dx, dz, _ = _bn._backward_peers(dy, x, mean, invstd, weight, count, y, relu, need_dz, dw, db,
+                                            slot.sums_exchange())
+        else:
+            sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db)
+            if need_dx:  # summed over the ranks and passed to the dx kernel as they are
                 dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, all_reduce_sums_(sums, ctx.group), count, y,
                                           relu, need_dz)
-            else:  # the dx launch adds the ranks' sums from their symmetric buffers
-                dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, None, count, y, relu, need_dz,
-                                          slot.sums_exchange())
-        elif need_dz:
-            dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)
+            elif need_dz:
+                dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)
         if not need_dz:
             dz = None
         return dx, dw, db, dz, None

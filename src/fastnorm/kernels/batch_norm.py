@@ -583,7 +583,8 @@ def _bn_bwd_fused_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
     shift_ptr, mrel_ptr, rstd_ptr,
     dw_ptr, db_ptr, sums_ptr,  # sums_ptr: fp32/fp64 [2, C] (Σg, Σg·x̂) out
-    part_ptr, sync_ptr,
+    part_ptr, sync_ptr, count_ptr,
+    peers_ptr, flags_ptr, rank, R, FLAGS, SUMS_AT,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     cnt_hi, cnt_lo, eps_hi, eps_lo,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
@@ -591,15 +592,29 @@ def _bn_bwd_fused_kernel(
     MODE: tl.constexpr,  # 0: training (sums, then dx), 1: sums only, 2: frozen (dx and sums in one pass)
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
-    WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr,
+    WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr, COUNT_PTR: tl.constexpr,
+    PEERS: tl.constexpr, XB: tl.constexpr, TIMEOUT_NS: tl.constexpr,
 ):
     """Backward with parameter sums. Partials part_ptr[2, C, SPLIT] then [2, C, NSUB]; sync and merge
     hierarchy as in the forward (sub-group, channel block, group).
 
-    Training: dx = w·invstd·(g - Σg/n - x̂·Σg·x̂/n), dz = g. Frozen: dx = w·invstd·g. Both write
-    dw = Σg·x̂ (0 under FIX_GAMMA) and db = Σg when asked, and the fp32 sums to sums_ptr.
+    Training: dx = w·invstd·(g - Σg/n - x̂·Σg·x̂/n), dz = g, n = cnt_hi + cnt_lo or, with COUNT_PTR, read at
+    count_ptr. Frozen: dx = w·invstd·g. Both write dw = Σg·x̂ (0 under FIX_GAMMA) and db = Σg when asked, and
+    the fp32 sums to sums_ptr.
+
+    PEERS (training, SyncBatchNorm; the launch needs LAG >= G: every sums item before any dx item): the sums
+    are the R ranks'. Each rank's channel blocks write its sums into its symmetric buffer at SUMS_AT, in the
+    half of epoch e's parity (two halves: a rank writes epoch e + 2 only after reading every peer's epoch
+    e + 1, which each peer wrote after its epoch-e launch had read this rank's epoch e — so no "read" handshake
+    is needed). The item completing the last group tells every peer, waits for theirs, adds the R ranks' sums
+    in rank order into sums_ptr (XB channels a step) and releases the dx items (collected). The R ranks may
+    cut the channels into groups differently: the exchange covers all channels at once.
     """
     K = NCB_G * SPLIT
+    if PEERS:
+        e = tl.load(flags_ptr + 4 * R + 1, volatile=True) + 1
+        half = SUMS_AT + (e & 1) * 2 * C  # this epoch's half of every rank's sums
+        own_ptr = _peer(peers_ptr, rank, tl.float32) + half
     if MODE == 0:
         kind, g, i = _schedule(_take_ticket(sync_ptr), G, K, LAG)
     else:
@@ -632,8 +647,12 @@ def _bn_bwd_fused_kernel(
             tl.store(q + C * NSUB, b, mask=cmask)
             if _arrive(blk_ptr + cb, NSUB):
                 fa, fb = _sum_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
-                tl.store(sums_ptr + c, fa, mask=cmask)
-                tl.store(sums_ptr + C + c, fb, mask=cmask)
+                if PEERS:
+                    tl.store(own_ptr + c, fa, mask=cmask)
+                    tl.store(own_ptr + C + c, fb, mask=cmask)
+                else:
+                    tl.store(sums_ptr + c, fa, mask=cmask)
+                    tl.store(sums_ptr + C + c, fb, mask=cmask)
                 if WRITE_DB:
                     tl.store(db_ptr + c, fa.to(db_ptr.dtype.element_ty), mask=cmask)
                 if WRITE_DW:
@@ -642,63 +661,79 @@ def _bn_bwd_fused_kernel(
                     tl.store(dw_ptr + c, fb.to(dw_ptr.dtype.element_ty), mask=cmask)
                 if MODE == 0:
                     if _arrive(grp_ptr + g, NCB_G):
-                        tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+                        if PEERS:
+                            # Groups done are counted in the (otherwise unused) first ready flag.
+                            if _arrive(ready_ptr, G):
+                                _add_peer_sums(peers_ptr, flags_ptr, sums_ptr, rank, R, FLAGS, half, C, e, XB,
+                                               TIMEOUT_NS, ACC)
+                        else:
+                            tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
     elif MODE == 0:
-        _pass_ready(ready_ptr, G, g, K)
+        if PEERS:
+            while tl.atomic_add(flags_ptr + 4 * R + 7, 0, sem="acquire", scope="gpu") - e < 0:
+                pass
+            tl.debug_barrier()
+        else:
+            _pass_ready(ready_ptr, G, g, K)
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0, cache_modifier=".cg")
-        count = _hl(cnt_hi, cnt_lo, ACC)
+        if COUNT_PTR:
+            count = tl.load(count_ptr).to(ACC)
+        else:
+            count = _hl(cnt_hi, cnt_lo, ACC)
         k2 = -k1 * (fa / count)
         k3 = -k1 * (fb / count)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3,
                    v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
+    if PEERS:
+        _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 1)
+
+
+@triton.jit
+def _add_peer_sums(peers_ptr, flags_ptr, total_ptr, rank, R, FLAGS, AT, C, e, XB: tl.constexpr,
+                   TIMEOUT_NS: tl.constexpr, ACC: tl.constexpr):
+    """SyncBatchNorm's backward exchange, by the one program that completes this rank's sums (epoch e): tell
+    every peer they are in place (ready[1]), wait for theirs, add the R ranks' [Σg | Σg·x̂] at word AT of their
+    buffers in rank order into total_ptr (XB channels a step), then release this launch's dx items
+    (collected[1] = e)."""
+    tl.debug_barrier()
+    _tell_peers(peers_ptr, rank, R, FLAGS + R, e)
+    _wait_peers(flags_ptr, rank, R, R, e, TIMEOUT_NS)
+    for c0 in range(0, C, XB):
+        cc = c0 + tl.arange(0, XB)
+        cm = cc < C
+        ta = tl.zeros([XB], ACC)
+        tb = tl.zeros([XB], ACC)
+        for r in range(0, R):
+            base = _peer(peers_ptr, r, tl.float32) + AT
+            ta += tl.load(base + cc, mask=cm, other=0.0, volatile=True).to(ACC)
+            tb += tl.load(base + C + cc, mask=cm, other=0.0, volatile=True).to(ACC)
+        tl.store(total_ptr + cc, ta, mask=cm)
+        tl.store(total_ptr + C + cc, tb, mask=cm)
+    tl.debug_barrier()
+    tl.atomic_xchg(flags_ptr + 4 * R + 7, e, sem="release", scope="gpu")
 
 
 @triton.jit
 def _bn_bwd_dx_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
     mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr,
-    peers_ptr, flags_ptr, rank, R, FLAGS, SUMS_AT,
     C, V, VPI, SPLIT,
     cnt_hi, cnt_lo, eps_hi, eps_lo,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
-    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr, PEERS: tl.constexpr,
-    XB: tl.constexpr, TIMEOUT_NS: tl.constexpr,  # PEERS: channels per step of the ranks' sum; wait limit
+    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
 ):
     """One pass of dx (and dz = g): TRAIN from given sums sums_ptr[2, C] and count (a float, or a device
-    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g. PEERS: the sums are those of the R ranks'
-    symmetric buffers (at SUMS_AT), added in rank order by the launch's first program (SyncBatchNorm)."""
-    if PEERS:
-        # The launch's first program adds the R ranks' sums (rank order) into TOTAL for all the others.
-        first, e = _exchange_begin(peers_ptr, flags_ptr, rank, R, FLAGS, 1, TIMEOUT_NS)
-        total_ptr = _peer(peers_ptr, rank, tl.float32) + SUMS_AT + 2 * C
-        if first:
-            for c0 in range(0, C, XB):
-                cc = c0 + tl.arange(0, XB)
-                cm = cc < C
-                ta = tl.zeros([XB], ACC)
-                tb = tl.zeros([XB], ACC)
-                for r in range(0, R):
-                    base = _peer(peers_ptr, r, tl.float32) + SUMS_AT
-                    ta += tl.load(base + cc, mask=cm, other=0.0, volatile=True).to(ACC)
-                    tb += tl.load(base + C + cc, mask=cm, other=0.0, volatile=True).to(ACC)
-                tl.store(total_ptr + cc, ta, mask=cm)
-                tl.store(total_ptr + C + cc, tb, mask=cm)
-        _exchange_combined(peers_ptr, flags_ptr, rank, R, FLAGS, first, e, 1, TIMEOUT_NS)
-        _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
-        fa = tl.load(total_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
-        fb = tl.load(total_ptr + C + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
-        _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 1)
+    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g."""
+    _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
+    if TRAIN:
+        fa = tl.load(sums_ptr + c, mask=cmask, other=0.0).to(ACC)
+        fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0).to(ACC)
     else:
-        _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX)
-        if TRAIN:
-            fa = tl.load(sums_ptr + c, mask=cmask, other=0.0).to(ACC)
-            fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0).to(ACC)
-        else:
-            fa = tl.zeros([CB], ACC)
-            fb = tl.zeros([CB], ACC)
+        fa = tl.zeros([CB], ACC)
+        fb = tl.zeros([CB], ACC)
     rstd = _channel_rstd(sd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
     k1 = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     if TRAIN:
@@ -795,18 +830,19 @@ def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr
 
 
 # Peer exchange through symmetric memory (SyncBatchNorm on one host; ``fastnorm._symm_exchange`` allocates the
-# buffers). Every rank's buffer holds its packed statistics at 0, its backward sums at SUMS_AT, their total
-# over the ranks (collected by the dx launch) right after, and int32 flags at FLAGS:
-# ready[2][R], done[2][R] (written by the peers), then epoch[2], start[2], arrive[2], collected[2] (local),
-# one of each per exchange KIND (0: forward statistics, 1: backward sums). ``peers_ptr`` holds the R buffers'
-# addresses as this device sees them (its own included). A launch's epoch e is one more than the last
-# completed one (kept in device memory, so a replayed CUDA graph counts on); its first program to start
-# tells every peer "my data of epoch e is in place" (it was written by an earlier launch on this stream),
-# waits for all peers' word (at most config.BN_PEER_TIMEOUT_S: then the launch aborts), reads the R ranks'
-# data and combines it for the launch's other programs, which wait for it on this device (so no spin waits on
-# a program of this device that may not be resident); and it has the
-# launch end only after every peer has said "I have read yours", so the next statistics or sums launch on
-# the stream may overwrite this rank's data. The apply launch (forward) and the dx launch (backward) do this.
+# buffers). Every rank's buffer holds its packed statistics at 0, its backward sums at SUMS_AT in two halves
+# (even and odd epochs), and int32 flags at FLAGS: ready[2][R], done[2][R] (written by the peers), then
+# epoch[2], start[2], arrive[2], collected[2] (local), one of each per exchange KIND (0: forward statistics,
+# 1: backward sums). ``peers_ptr`` holds the R buffers' addresses as this device sees them (its own
+# included). A launch's epoch e is one more than the last completed one (kept in device memory, so a replayed
+# CUDA graph counts on); a wait for a peer lasts at most config.BN_PEER_TIMEOUT_S, then the launch aborts.
+# Forward (the apply launch): its first program to start tells every peer "my statistics of epoch e are in
+# place" (written by the statistics launch before it), waits for all peers' word, merges the R ranks' data for
+# the launch's other programs, which wait for it on this device (so no spin waits on a program of this device
+# that may not be resident), and the launch ends only after every peer has said "I have read yours", so the
+# next statistics launch on the stream may overwrite this rank's row. Backward (``_bn_bwd_fused_kernel``
+# PEERS): one launch writes this rank's sums, exchanges them (``_add_peer_sums``) and computes dx; the halves
+# make the "read" handshake unnecessary (see that kernel).
 
 
 @triton.jit
@@ -1147,63 +1183,78 @@ def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps
 
 
 def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_var: bool, eps: float,
-             fix_gamma: bool, relu: bool, dw, db, out: torch.Tensor | None = None):
+             fix_gamma: bool, relu: bool, dw, db):
     """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx, one launch), "sums" (sums
     only) or "frozen" (dx = w·invstd·g and the sums in one pass). Writes dx/dz/dw/db when given; returns
-    the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂), written into ``out`` (dense, [2C]) when given."""
+    the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂)."""
     if mode == "train" and not config.batch_norm_train_fused("bwd", xv.x.numel()):
         sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
-                        fix_gamma=fix_gamma, relu=relu, dw=dw, db=db, out=out)
+                        fix_gamma=fix_gamma, relu=relu, dw=dw, db=db)
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
                     eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
+    return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
+                            eps=eps, fix_gamma=fix_gamma, relu=relu)
+
+
+def backward_peers(xv: View, dy, y, dx, dz, weight, mean, invstd, dw, db, count: torch.Tensor, peers: Peers, *,
+                   relu: bool) -> torch.Tensor:
+    """SyncBatchNorm's training backward in one launch: this rank's sums (Σg, Σg·x̂) into its symmetric buffer
+    (and dw, db: the local sums), the R ranks' sums added in rank order, then dx (and dz) with the group's
+    ``count`` (a device scalar). The launch runs for an empty x too: it is this rank's part of the exchange.
+    Returns the group's sums [2C]."""
+    return _backward_launch(0, xv, dy, y, dx, dz, weight, mean, None, invstd, dw, db, is_var=False, eps=0.0,
+                            fix_gamma=False, relu=relu, count=count, peers=peers)
+
+
+def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool,
+                     eps: float, fix_gamma: bool, relu: bool, count: torch.Tensor | None = None,
+                     peers: Peers | None = None) -> torch.Tensor:
+    """One launch of the fused backward kernel (``mode`` as its MODE); with ``peers``, its exchange (then every
+    sums item is scheduled before any dx item: LAG = the number of groups)."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
-    kind = "fused" if mode == "train" else "stream"
-    plan = _plan(xv, streams, kind, "bwd")
+    plan = _plan(xv, streams, "fused" if mode == 0 else "stream", "bwd")
     dev = xv.x.device
-    sums = torch.empty(2 * c, dtype=acc, device=dev) if out is None else out
+    sums = torch.empty(2 * c, dtype=acc, device=dev)
     part = torch.empty(2 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
-    k = plan.ncb_g * plan.split
-    grid = (2 if mode == "train" else 1) * plan.groups * k
+    grid = (2 if mode == 0 else 1) * plan.groups * plan.ncb_g * plan.split
     ch, cl = _hilo(float(xv.count))
     eh, el = _hilo(eps)
+    pa = (None, None, 0, 0, 0, 0) if peers is None else (
+        peers.ptrs, peers.flags, peers.rank, peers.world, peers.flags_at, peers.sums_at)
     _launch(_bwd_fused, "bwd", grid, (
-        dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync,
-        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
+        dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync, count, *pa,
+        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag if peers is None else plan.groups,
         ch, cl, eh, el,
     ), dict(
-        MSUB=plan.msub, MS=plan.ms, MODE=_BWD_MODE[mode],
+        MSUB=plan.msub, MS=plan.ms, MODE=mode,
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
-        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None,
+        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, COUNT_PTR=count is not None,
+        PEERS=peers is not None, XB=1 if peers is None else min(config.BN_PEER_SUM_BLOCK, _pow2(c)),
+        TIMEOUT_NS=0 if peers is None else _peer_timeout_ns(),
     ), xv, plan)
     return sums
 
 
 def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *, train: bool, is_var: bool,
-                eps: float, fix_gamma: bool, relu: bool, peers: Peers | None = None) -> None:
-    """One pass of dx (and dz = g): training from the given sums [2, C] (or, with ``peers``, the sum of the
-    ranks' sums in their symmetric buffers; ``sums`` None) and ``count`` (a number or a device scalar
-    tensor), or frozen dx = w·invstd·g. With ``peers`` the launch runs even for an empty x: it is this
-    rank's part of the exchange."""
+                eps: float, fix_gamma: bool, relu: bool) -> None:
+    """One pass of dx (and dz = g): training from the given sums [2, C] and ``count`` (a number or a device
+    scalar tensor), or frozen dx = w·invstd·g."""
     c, v = xv.c, xv.v
     plan = _plan(xv, 1, "stream", "bwd")
     ncb = -(-c // plan.cb)
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
     eh, el = _hilo(eps)
-    pa = (None, None, 0, 0, 0, 0) if peers is None else (
-        peers.ptrs, peers.flags, peers.rank, peers.world, peers.flags_at, peers.sums_at)
     _launch(_bwd_dx, "dx", ncb * plan.split, (
-        dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None, *pa,
+        dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None,
         c, v, plan.vpi, plan.split, ch, cl, eh, el,
     ), dict(
         TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
-        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, PEERS=peers is not None,
-        XB=min(config.BN_PEER_SUM_BLOCK, _pow2(c)) if peers is not None else 1,
-        TIMEOUT_NS=_peer_timeout_ns() if peers is not None else 0,
+        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
     ), xv, plan)
 
 

@@ -617,11 +617,10 @@ def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd:
 
 
 def _backward_sums(dy, x, mean, invstd, y, relu: bool, dw: torch.Tensor | None = None,
-                   db: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+                   db: torch.Tensor | None = None) -> torch.Tensor:
     """``backward_sums`` with checked arguments, packed as one [2C] tensor ``[Σg | Σg·x̂]`` in the
-    accumulation dtype (SyncBatchNorm sums it over the ranks as it is; written into ``out``, dense [2C], when
-    given). ``dw``/``db`` (dense [C], any float dtype), when given, receive the same local sums Σg·x̂ and
-    Σg from the same launch."""
+    accumulation dtype (SyncBatchNorm sums it over the ranks as it is). ``dw``/``db`` (dense [C], any float
+    dtype), when given, receive the same local sums Σg·x̂ and Σg from the same launch."""
     c = x.shape[1]
     acc = _acc(x.dtype)
     if x.numel() == 0:
@@ -636,12 +635,12 @@ def _backward_sums(dy, x, mean, invstd, y, relu: bool, dw: torch.Tensor | None =
         xv = K.view(x)
         return K.backward("sums", xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, None, None,
                           None, _c(mean), None, _c(invstd), is_var=False, eps=0.0, fix_gamma=False, relu=relu,
-                          dw=dw, db=db, out=out)
+                          dw=dw, db=db)
     if dw is not None:
         dw.copy_(sums[c:])
     if db is not None:
         db.copy_(sums[:c])
-    return sums if out is None else out.copy_(sums)
+    return sums
 
 
 def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor,
@@ -657,14 +656,12 @@ def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: t
     return _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu, need_dz)
 
 
-def _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu: bool, need_dz: bool, peers=None
+def _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu: bool, need_dz: bool
                  ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``backward_dx`` with checked arguments and the sums packed as one [2C] tensor ``[Σg | Σg·x̂]`` in the
-    accumulation dtype, which the kernel reads as it is; or, with ``peers`` (``kernels.batch_norm.Peers``,
-    CUDA), the sum over the ranks of the sums in their symmetric buffers, read by the dx launch itself —
-    which then runs for an empty x too (it is this rank's part of the exchange)."""
+    accumulation dtype, which the kernel reads as it is."""
     c = x.shape[1]
-    if x.numel() == 0 and peers is None:
+    if x.numel() == 0:
         return torch.empty_like(x), (torch.empty_like(x) if need_dz else None)
     dz_alias = need_dz and not relu
     if not uses_triton(x):
@@ -684,9 +681,26 @@ def _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu: bool, need_d
     if isinstance(count, torch.Tensor):
         count = count.reshape(())
     K.backward_dx(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight), _c(mean),
-                  None, _c(invstd), sums, count, train=True, is_var=False, eps=0.0, fix_gamma=False, relu=relu,
-                  peers=peers)
+                  None, _c(invstd), sums, count, train=True, is_var=False, eps=0.0, fix_gamma=False, relu=relu)
     if xv.x is not x:
         dx = _like_x(dx, x)
         dz = _like_x(dz, x) if dz is not None else None
     return dx, (dy if dz_alias else dz)
+
+
+def _backward_peers(dy, x, mean, invstd, weight, count, y, relu: bool, need_dz: bool, dw, db, peers
+                    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """SyncBatchNorm's training backward on one host: sums, their exchange with the other ranks through the
+    symmetric buffers of ``peers`` (``kernels.batch_norm.Peers``), and dx, in one launch that runs for an
+    empty x too (it is this rank's part of the exchange). ``count``: the group's count, a device scalar;
+    ``dw``/``db`` (dense [C] or None) receive this rank's local sums Σg·x̂ and Σg. -> (dx, dz or None, the
+    group's sums [2C])."""
+    xv = K.view(x)
+    dx = torch.empty_like(xv.x)
+    dz = torch.empty_like(xv.x) if (need_dz and relu) else None
+    sums = K.backward_peers(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight),
+                            _c(mean), _c(invstd), dw, db, count.reshape(()), peers, relu=relu)
+    if xv.x is not x:
+        dx = _like_x(dx, x)
+        dz = _like_x(dz, x) if dz is not None else None
+    return dx, (dy if need_dz and not relu else dz), sums
