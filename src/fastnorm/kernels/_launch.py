@@ -7,6 +7,8 @@ each specialization through Triton and then runs the cached ``CompiledKernel`` d
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import torch
 from torch.library import wrap_triton
 from triton import knobs
@@ -68,30 +70,30 @@ class _Launcher:
         self.fn = fn
         self.cache: dict = {}
         self.constexprs: tuple[str, ...] | None = None
+        self._consts_of = None  # meta -> the constexpr values in signature order
 
     def __call__(self, grid: tuple[int, ...], args: tuple, meta: dict, num_warps: int, num_stages: int | None,
                  traceable: bool = False, maxnreg: int | None = None) -> None:
-        opts = {"num_warps": num_warps} if num_stages is None else {"num_warps": num_warps, "num_stages": num_stages}
         if traceable:  # torch's kernel wrapper takes no register cap: traced launches go without it
-            wrap_triton(self.fn)[grid](*args, **meta, **opts)
+            wrap_triton(self.fn)[grid](*args, **meta, **_options(num_warps, num_stages, None))
             return
-        if maxnreg is not None:
-            opts["maxnreg"] = maxnreg
         if INTERPRETER:
-            self.fn[grid](*args, **meta, **opts)
+            self.fn[grid](*args, **meta, **_options(num_warps, num_stages, maxnreg))
             return
-        names = self.constexprs
-        if names is None:
+        consts_of = self._consts_of
+        if consts_of is None:
             names = self.constexprs = tuple(self.fn.arg_names[len(args):])
-        if len(names) != len(meta):
-            raise RuntimeError(f"{self.fn.__name__} needs every constexpr {names}, got {tuple(meta)}")
-        consts = tuple(meta[n] for n in names)
+            consts_of = self._consts_of = (itemgetter(*names) if len(names) > 1 else
+                                           (lambda m, n=names: tuple(m[k] for k in n)))
+        if len(self.constexprs) != len(meta):
+            raise RuntimeError(f"{self.fn.__name__} needs every constexpr {self.constexprs}, got {tuple(meta)}")
+        consts = consts_of(meta)
         device = torch._C._cuda_getDevice()  # CUDA is initialized: these are CUDA tensors
         keys, vals = _launch_args(args)
         key = (device, num_warps, num_stages, maxnreg, len(args), consts, *keys)
         entry = self.cache.get(key)
         if entry is None:
-            self.cache[key] = _Compiled(self.fn[grid](*args, **meta, **opts))
+            self.cache[key] = _Compiled(self.fn[grid](*args, **meta, **_options(num_warps, num_stages, maxnreg)))
             return
         stream = torch._C._cuda_getCurrentRawStream(device)
         enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
@@ -123,6 +125,16 @@ class _Compiled:
         self.launch = runner.launch if direct else None
         self.cooperative = getattr(runner, "launch_cooperative_grid", False)
         self.pdl = getattr(runner, "launch_pdl", False)
+
+
+def _options(num_warps: int, num_stages: int | None, maxnreg: int | None) -> dict:
+    """Triton's launch options (the defaults for those given as None)."""
+    opts = {"num_warps": num_warps}
+    if num_stages is not None:
+        opts["num_stages"] = num_stages
+    if maxnreg is not None:
+        opts["maxnreg"] = maxnreg
+    return opts
 
 
 def _no_hooks(hook) -> bool:
