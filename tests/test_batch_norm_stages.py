@@ -145,3 +145,26 @@ def test_stage_errors(device):
         bn.backward_sums(x, x, torch.zeros(4, device=device), torch.ones(4, device=device), activation="relu")
     with pytest.raises(ValueError, match="merge_stats needs"):
         bn.merge_stats(torch.ones(2, device=device), torch.zeros(3, 4, device=device), torch.zeros(3, 4, device=device))
+    z4, o4 = torch.zeros(4, device=device), torch.ones(4, device=device)
+    with pytest.raises(ValueError, match="count must be a number or a one-element tensor"):
+        bn.backward_dx(x, x, z4, o4, None, z4, z4, torch.ones(2, device=device))
+    with pytest.raises(TypeError, match="count must be a number"):
+        bn.backward_dx(x, x, z4, o4, None, z4, z4, "6")
+    with pytest.raises(ValueError, match=r"var must have running_mean's shape \(4,\)"):
+        bn.update_running_stats_(z4.clone(), o4.clone(), z4, torch.ones(3, device=device), 6.0, 0.1)
+    with pytest.raises(TypeError, match="count must be a number"):
+        bn.update_running_stats_(z4.clone(), o4.clone(), z4, o4, None, 0.1)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_stage_tensors_on_another_device_are_an_error():
+    """A CPU count or num_batches_tracked with CUDA statistics is refused before any launch (a kernel would
+    otherwise read a host address)."""
+    x = torch.randn(3, 4, 2, device="cuda")
+    z4, o4 = torch.zeros(4, device="cuda"), torch.ones(4, device="cuda")
+    with pytest.raises(RuntimeError, match="count is on cpu"):
+        bn.backward_dx(x, x, z4, o4, None, z4, z4, torch.tensor(6.0))
+    with pytest.raises(RuntimeError, match="count is on cpu"):
+        bn.update_running_stats_(z4.clone(), o4.clone(), z4, o4, torch.tensor(6.0), 0.1)
+    with pytest.raises(RuntimeError, match="num_batches_tracked is on cpu"):
+        bn.update_running_stats_(z4.clone(), o4.clone(), z4, o4, 6.0, None, torch.ones((), dtype=torch.long))

@@ -845,3 +845,23 @@ def test_modules_run_on_the_meta_device(train):
         y.sum().backward()
         for name, p in m.named_parameters():
             assert p.grad is not None and p.grad.shape == p.shape and p.grad.is_meta, f"{type(m).__name__}.{name}"
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_tensors_on_a_device_other_than_the_current_one():
+    """Kernels run on the tensors' device, as torch's own ops do, whatever the current device: the same
+    results as with that device current (BatchNorm training forward and backward, LayerNorm)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 8, 5, 5, generator=g).to("cuda:1")
+    dy = torch.randn(4, 8, 5, 5, generator=g).to("cuda:1")
+    h = torch.randn(64, 96, generator=g).to("cuda:1")
+    outs = []
+    for current in (1, 0):
+        with torch.cuda.device(current):
+            xg = x.clone().requires_grad_(True)
+            y = fastnorm.batch_norm(xg, None, None, training=True)
+            y.backward(dy)
+            outs.append((y, xg.grad, fastnorm.layer_norm(h, (96,))))
+    torch.cuda.synchronize(1)
+    for want, got in zip(*outs, strict=True):
+        assert got.device == want.device and torch.equal(got, want)

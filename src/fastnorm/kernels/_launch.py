@@ -45,7 +45,7 @@ def _launch_args(args: tuple) -> tuple[list, list]:
             keys.append(None)
         elif isinstance(a, torch.Tensor):
             p = a.data_ptr()
-            keys.append((a.dtype, (p & 15) == 0))
+            keys.append((a.dtype, (p & 15) == 0, a.is_cuda))  # a host tensor never reuses a CUDA launch
             vals.append(p)
             continue
         else:
@@ -61,7 +61,8 @@ class _Launcher:
     ``CompiledKernel`` is cached under a key that distinguishes at least everything Triton specializes
     on (argument dtypes, 16-byte alignment of pointers, integers equal to 1 / divisible by 16 / beyond
     32 bits, bools, None pointers, floats, constexprs, warps, stages, register cap, device); later launches call its
-    launcher directly. Every constexpr must be given in ``meta`` (any order). Grids are 1-D. Inside a
+    launcher directly. A launch runs on the device of its first argument (a tensor), whatever the current
+    device. Every constexpr must be given in ``meta`` (any order). Grids are 1-D. Inside a
     traced ``triton_op`` the kernel goes through ``wrap_triton``; under the interpreter through Triton
     as usual.
     """
@@ -87,8 +88,13 @@ class _Launcher:
                                            (lambda m, n=names: tuple(m[k] for k in n)))
         if len(self.constexprs) != len(meta):
             raise RuntimeError(f"{self.fn.__name__} needs every constexpr {self.constexprs}, got {tuple(meta)}")
-        consts = consts_of(meta)
         device = torch._C._cuda_getDevice()  # CUDA is initialized: these are CUDA tensors
+        home = args[0].get_device() if isinstance(args[0], torch.Tensor) else device
+        if home != device and home >= 0:  # launch on the tensors' device, as torch's own ops do
+            with torch.cuda.device(home):
+                self(grid, args, meta, num_warps, num_stages, traceable, maxnreg)
+            return
+        consts = consts_of(meta)
         keys, vals = _launch_args(args)
         key = (device, num_warps, num_stages, maxnreg, len(args), consts, *keys)
         entry = self.cache.get(key)

@@ -833,7 +833,7 @@ def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr
 # buffers). Every rank's buffer holds its packed statistics at 0, its backward sums at SUMS_AT in two halves
 # (even and odd epochs), and int32 flags at FLAGS: ready[2][R], done[2][R] (written by the peers), then
 # epoch[2], start[2], arrive[2], collected[2] (local), one of each per exchange KIND (0: forward statistics,
-# 1: backward sums). ``peers_ptr`` holds the R buffers' addresses as this device sees them (its own
+# 1: backward sums; the backward uses neither done nor start). ``peers_ptr`` holds the R buffers' addresses as this device sees them (its own
 # included). A launch's epoch e is one more than the last completed one (kept in device memory, so a replayed
 # CUDA graph counts on); a wait for a peer lasts at most config.BN_PEER_TIMEOUT_S, then the launch aborts.
 # Forward (the apply launch): its first program to start tells every peer "my statistics of epoch e are in

@@ -559,7 +559,29 @@ def update_running_stats_(running_mean: torch.Tensor, running_var: torch.Tensor,
     momentum = check_momentum(momentum)
     if momentum is None and num_batches_tracked is None:
         raise ValueError("momentum=None (cumulative average) needs num_batches_tracked")
+    check_float("running_mean", running_mean)
+    if running_mean.dim() != 1:
+        raise ValueError(f"running_mean must be 1-D (C,), got shape {tuple(running_mean.shape)}")
+    c = running_mean.shape[0]
+    for name, t in (("running_var", running_var), ("mean", mean), ("var", var)):
+        check_float(name, t)
+        if t.shape != (c,):
+            raise ValueError(f"{name} must have running_mean's shape ({c},), got {tuple(t.shape)}")
+        check_same_device(name, t, running_mean)
+    _check_count(count, running_mean)
+    if num_batches_tracked is not None:
+        check_same_device("num_batches_tracked", num_batches_tracked, running_mean)
     _update_running_stats_(running_mean, running_var, mean, var, count, momentum, num_batches_tracked)
+
+
+def _check_count(count, ref: torch.Tensor) -> None:
+    """``count``: a number, or a one-element tensor on ``ref``'s device."""
+    if isinstance(count, torch.Tensor):
+        if count.numel() != 1:
+            raise ValueError(f"count must be a number or a one-element tensor, got shape {tuple(count.shape)}")
+        check_same_device("count", count, ref)
+    elif isinstance(count, bool) or not isinstance(count, (int, float)):
+        raise TypeError(f"count must be a number or a one-element tensor, got {type(count).__name__}")
 
 
 def _update_running_stats_(running_mean, running_var, mean, var, count, momentum, num_batches_tracked) -> None:
@@ -652,6 +674,7 @@ def backward_dx(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: t
     for name, t in (("mean", mean), ("invstd", invstd), ("weight", weight), ("sum_dy", sum_dy),
                     ("sum_dy_xhat", sum_dy_xhat)):
         _check_channels(name, t, c, x)
+    _check_count(count, x)
     sums = torch.cat((sum_dy.to(_acc(x.dtype)), sum_dy_xhat.to(_acc(x.dtype))))
     return _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu, need_dz)
 
