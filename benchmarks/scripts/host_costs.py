@@ -12,7 +12,7 @@ import sys
 import time
 
 import torch
-from profile_host import wrapped_steps  # this script's folder is on sys.path
+from profile_host import host_times, wrapped_steps  # this script's folder is on sys.path
 
 import fastnorm
 from fastnorm.kernels import batch_norm as KB
@@ -74,7 +74,8 @@ def steps(dev) -> None:
         ("BatchNorm2d(2048) bf16 16x2048x7x7", (16, 2048, 7, 7), torch.nn.BatchNorm2d, fastnorm.nn.BatchNorm2d),
         ("LayerNorm(256) bf16 4096x256", (4096, 256), torch.nn.LayerNorm, fastnorm.nn.LayerNorm),
     ]
-    print("\nwhole training steps, host µs (warm: mean of 300 back to back; cold: median of 300, queue drained)")
+    print("\nwhole training steps, host µs (warm: mean of 300 back to back; cold: median of 300, queue drained "
+          "before each: profile_host.host_times)")
     for label, shape, *mods in cases:
         x = torch.randn(shape, device=dev, dtype=torch.bfloat16).requires_grad_(True)
         dy = torch.randn_like(x)
@@ -88,15 +89,9 @@ def steps(dev) -> None:
                 m(x).backward(dy)
 
             warm = per_call_us(step)
-            cold = []
-            for _ in range(300):
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                step()
-                cold.append((time.perf_counter() - t0) * 1e6)
-            torch.cuda.synchronize()
+            cold = host_times(m, x, dy, 300)[2]
             lib = mk.__module__.split(".")[0]
-            print(f"| {label:36} | {lib:8} | warm {warm:7.1f} | cold {statistics.median(cold):7.1f} |")
+            print(f"| {label:36} | {lib:8} | warm {warm:7.1f} | cold {cold:7.1f} |")
 
 
 class _Wide(torch.autograd.Function):

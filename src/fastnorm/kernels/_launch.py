@@ -16,22 +16,26 @@ from triton import knobs
 from .._runtime import INTERPRETER
 
 
-def _arg_key(a):
-    """What Triton specializes a runtime argument on (so two calls with equal keys share one binary)."""
-    if isinstance(a, torch.Tensor):
-        return a.dtype, (a.data_ptr() & 15) == 0
-    if isinstance(a, bool):  # before int: a bool is an i1 argument, not an integer
+def _int_key(a: int) -> tuple:
+    """What Triton specializes an integer on: equal to 1, divisible by 16, its width (i32, i64, u64)."""
+    return int, a == 1, (a & 15) == 0, -(2**31) <= a < 2**31, a < 2**63
+
+
+def _rare_key(a):
+    """``_launch_args``' key of the argument types it does not test first: a bool is an i1 argument (its
+    value is the key), another int subclass an integer, anything else (a float subclass) its type."""
+    if isinstance(a, bool):
         return bool, a
     if isinstance(a, int):
-        return int, a == 1, (a & 15) == 0, -(2**31) <= a < 2**31, a < 2**63
-    if a is None:  # a constexpr None
-        return None
-    return type(a)  # float: always fp32
+        return _int_key(a)
+    return type(a)
 
 
 def _launch_args(args: tuple) -> tuple[list, list]:
-    """-> (the ``_arg_key`` of each argument, the arguments as the C launcher takes them), in one pass with the
-    common exact types tested first (this runs on every launch). Tensors are passed as their addresses: given a
+    """-> (what Triton specializes each argument on, so that equal keys share one binary; the arguments as the C
+    launcher takes them), in one pass with the common exact types tested first (this runs on every launch): a
+    float is always fp32, an int keyed by ``_int_key``, None a constexpr None, a tensor by its dtype, 16-byte
+    alignment and device kind. Tensors are passed as their addresses: given a
     tensor, Triton's launcher calls ``data_ptr()`` and asks the driver about the address (``cuPointerGetAttribute``)
     for every pointer argument of every launch; the address is read here anyway for the alignment key."""
     keys, vals = [], []
@@ -40,7 +44,7 @@ def _launch_args(args: tuple) -> tuple[list, list]:
         if tp is float:
             keys.append(float)
         elif tp is int:
-            keys.append((int, a == 1, (a & 15) == 0, -(2**31) <= a < 2**31, a < 2**63))
+            keys.append(_int_key(a))
         elif a is None:
             keys.append(None)
         elif isinstance(a, torch.Tensor):
@@ -49,7 +53,7 @@ def _launch_args(args: tuple) -> tuple[list, list]:
             vals.append(p)
             continue
         else:
-            keys.append(_arg_key(a))
+            keys.append(_rare_key(a))
         vals.append(a)
     return keys, vals
 

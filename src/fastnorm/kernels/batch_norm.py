@@ -612,7 +612,7 @@ def _bn_bwd_fused_kernel(
     """
     K = NCB_G * SPLIT
     if PEERS:
-        e = tl.load(flags_ptr + 4 * R + 1, volatile=True) + 1
+        e = _epoch(flags_ptr, R, 1)
         half = SUMS_AT + (e & 1) * 2 * C  # this epoch's half of every rank's sums
         own_ptr = _peer(peers_ptr, rank, tl.float32) + half
     if MODE == 0:
@@ -670,9 +670,7 @@ def _bn_bwd_fused_kernel(
                             tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
     elif MODE == 0:
         if PEERS:
-            while tl.atomic_add(flags_ptr + 4 * R + 7, 0, sem="acquire", scope="gpu") - e < 0:
-                pass
-            tl.debug_barrier()
+            _wait_collected(flags_ptr, R, e, 1)
         else:
             _pass_ready(ready_ptr, G, g, K)
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
@@ -710,8 +708,7 @@ def _add_peer_sums(peers_ptr, flags_ptr, total_ptr, rank, R, FLAGS, AT, C, e, XB
             tb += tl.load(base + C + cc, mask=cm, other=0.0, volatile=True).to(ACC)
         tl.store(total_ptr + cc, ta, mask=cm)
         tl.store(total_ptr + C + cc, tb, mask=cm)
-    tl.debug_barrier()
-    tl.atomic_xchg(flags_ptr + 4 * R + 7, e, sem="release", scope="gpu")
+    _release_collected(flags_ptr, R, e, 1)
 
 
 @triton.jit
@@ -833,9 +830,10 @@ def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr
 # buffers). Every rank's buffer holds its packed statistics at 0, its backward sums at SUMS_AT in two halves
 # (even and odd epochs), and int32 flags at FLAGS: ready[2][R], done[2][R] (written by the peers), then
 # epoch[2], start[2], arrive[2], collected[2] (local), one of each per exchange KIND (0: forward statistics,
-# 1: backward sums; the backward uses neither done nor start). ``peers_ptr`` holds the R buffers' addresses as this device sees them (its own
-# included). A launch's epoch e is one more than the last completed one (kept in device memory, so a replayed
-# CUDA graph counts on); a wait for a peer lasts at most config.BN_PEER_TIMEOUT_S, then the launch aborts.
+# 1: backward sums; the backward uses neither done nor start). ``peers_ptr`` holds the R buffers' addresses as
+# this device sees them (its own included). A launch's epoch e is one more than the last completed one (kept in
+# device memory, so a replayed CUDA graph counts on); a wait for a peer lasts at most config.BN_PEER_TIMEOUT_S,
+# then the launch aborts.
 # Forward (the apply launch): its first program to start tells every peer "my statistics of epoch e are in
 # place" (written by the statistics launch before it), waits for all peers' word, merges the R ranks' data for
 # the launch's other programs, which wait for it on this device (so no spin waits on a program of this device
@@ -856,7 +854,7 @@ def _exchange_begin(peers_ptr, flags_ptr, rank, R, FLAGS, KIND: tl.constexpr, TI
     tells every peer that this rank's data of epoch e is in place (ready[KIND]) and waits for theirs; it then
     combines the R ranks' data, and the caller announces that with ``_exchange_combined``."""
     first = tl.atomic_add(flags_ptr + 4 * R + 2 + KIND, 1, sem="acq_rel", scope="gpu") == 0
-    e = tl.load(flags_ptr + 4 * R + KIND, volatile=True) + 1
+    e = _epoch(flags_ptr, R, KIND)
     if first:
         _tell_peers(peers_ptr, rank, R, FLAGS + KIND * R, e)
         _wait_peers(flags_ptr, rank, R, KIND * R, e, TIMEOUT_NS)
@@ -870,14 +868,32 @@ def _exchange_combined(peers_ptr, flags_ptr, rank, R, FLAGS, first, e, KIND: tl.
     every peer it has read their data (done[KIND]) and waits until they have read this rank's; the others
     wait (acquire, this device) until the combined data is there."""
     if first:
-        tl.debug_barrier()
-        tl.atomic_xchg(flags_ptr + 4 * R + 6 + KIND, e, sem="release", scope="gpu")
+        _release_collected(flags_ptr, R, e, KIND)
         _tell_peers(peers_ptr, rank, R, FLAGS + 2 * R + KIND * R, e)
         _wait_peers(flags_ptr, rank, R, 2 * R + KIND * R, e, TIMEOUT_NS)
     else:
-        while tl.atomic_add(flags_ptr + 4 * R + 6 + KIND, 0, sem="acquire", scope="gpu") - e < 0:
-            pass
-        tl.debug_barrier()
+        _wait_collected(flags_ptr, R, e, KIND)
+
+
+@triton.jit
+def _epoch(flags_ptr, R, KIND: tl.constexpr):
+    """This launch's epoch of exchange KIND: one more than the last completed one."""
+    return tl.load(flags_ptr + 4 * R + KIND, volatile=True) + 1
+
+
+@triton.jit
+def _release_collected(flags_ptr, R, e, KIND: tl.constexpr):
+    """Publish (release, this device) that the R ranks' data of epoch e is combined: collected[KIND] = e."""
+    tl.debug_barrier()
+    tl.atomic_xchg(flags_ptr + 4 * R + 6 + KIND, e, sem="release", scope="gpu")
+
+
+@triton.jit
+def _wait_collected(flags_ptr, R, e, KIND: tl.constexpr):
+    """Spin (acquire, this device) until collected[KIND] has reached epoch e (compared wrap-safely)."""
+    while tl.atomic_add(flags_ptr + 4 * R + 6 + KIND, 0, sem="acquire", scope="gpu") - e < 0:
+        pass
+    tl.debug_barrier()
 
 
 @triton.jit
@@ -966,7 +982,7 @@ class Peers(NamedTuple):
     rank: int
     world: int
     flags_at: int  # the flags' offset in every buffer, in 4-byte words
-    sums_at: int  # the backward sums' offset, in 4-byte words (the statistics at 0, their total after the sums)
+    sums_at: int  # the backward sums' two halves, in 4-byte words (the packed statistics are at 0)
 
 
 # One launcher per kernel: repeat launches skip Triton's per-call argument binding (see ``_launch``).
@@ -1031,6 +1047,11 @@ def _idx(xv: View, bs: int, cb: int) -> tl.dtype:
 
 def _peer_timeout_ns() -> int:
     return int(config.BN_PEER_TIMEOUT_S * 1e9)
+
+
+def _peer_block(c: int) -> int:
+    """Channels per step when one program combines the ranks' data (``config.BN_PEER_SUM_BLOCK``)."""
+    return min(config.BN_PEER_SUM_BLOCK, _pow2(c))
 
 
 def _sms(xv: View) -> int:
@@ -1176,7 +1197,7 @@ def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps
     ), dict(
         HAS_MREL=False, IS_VAR=False, SAVE=True,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=False,
-        PEERS=True, XB=min(config.BN_PEER_SUM_BLOCK, _pow2(c)), TIMEOUT_NS=_peer_timeout_ns(), UPDATE_RUNNING=update,
+        PEERS=True, XB=_peer_block(c), TIMEOUT_NS=_peer_timeout_ns(), UPDATE_RUNNING=update,
         MOMENTUM_NONE=update and momentum is None,
     ), xv, plan)
     return count, mean, var, invstd
@@ -1203,8 +1224,8 @@ def backward_peers(xv: View, dy, y, dx, dz, weight, mean, invstd, dw, db, count:
     (and dw, db: the local sums), the R ranks' sums added in rank order, then dx (and dz) with the group's
     ``count`` (a device scalar). The launch runs for an empty x too: it is this rank's part of the exchange.
     Returns the group's sums [2C]."""
-    return _backward_launch(0, xv, dy, y, dx, dz, weight, mean, None, invstd, dw, db, is_var=False, eps=0.0,
-                            fix_gamma=False, relu=relu, count=count, peers=peers)
+    return _backward_launch(_BWD_MODE["train"], xv, dy, y, dx, dz, weight, mean, None, invstd, dw, db,
+                            is_var=False, eps=0.0, fix_gamma=False, relu=relu, count=count, peers=peers)
 
 
 def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool,
@@ -1215,12 +1236,13 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
-    plan = _plan(xv, streams, "fused" if mode == 0 else "stream", "bwd")
+    train = mode == _BWD_MODE["train"]
+    plan = _plan(xv, streams, "fused" if train else "stream", "bwd")
     dev = xv.x.device
     sums = torch.empty(2 * c, dtype=acc, device=dev)
     part = torch.empty(2 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
-    grid = (2 if mode == 0 else 1) * plan.groups * plan.ncb_g * plan.split
+    grid = (2 if train else 1) * plan.groups * plan.ncb_g * plan.split
     ch, cl = _hilo(float(xv.count))
     eh, el = _hilo(eps)
     pa = (None, None, 0, 0, 0, 0) if peers is None else (
@@ -1233,7 +1255,7 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
         MSUB=plan.msub, MS=plan.ms, MODE=mode,
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
         DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, COUNT_PTR=count is not None,
-        PEERS=peers is not None, XB=1 if peers is None else min(config.BN_PEER_SUM_BLOCK, _pow2(c)),
+        PEERS=peers is not None, XB=1 if peers is None else _peer_block(c),
         TIMEOUT_NS=0 if peers is None else _peer_timeout_ns(),
     ), xv, plan)
     return sums

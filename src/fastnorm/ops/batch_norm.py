@@ -161,6 +161,12 @@ def _write_back(view: torch.Tensor, dense: torch.Tensor) -> None:
         view.copy_(dense)
 
 
+def _back_to_x(t: torch.Tensor | None, xv: K.View, x: torch.Tensor) -> torch.Tensor | None:
+    """A kernel output ``t`` written in the layout of ``xv.x``, in x's own layout (None stays None): ``t``
+    itself, or one copy when x was read through a contiguous copy."""
+    return t if t is None or xv.x is x else _like_x(t, x)
+
+
 def _like_x(t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """``t`` (computed in any layout) in x's memory layout and dtype."""
     return torch.empty_like(x).copy_(t)
@@ -201,8 +207,7 @@ def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stat
         shift, rstd = K.apply(xv, y, zv, weight, bias, rm, None, rv, is_var=True, eps=eps, fix_gamma=fix_gamma,
                               relu=relu, save=True)
         mrel = x.new_empty(0, dtype=_acc(x.dtype))  # no mean relative to the shift: running stats are used
-    if xv.x is not x:
-        y = _like_x(y, x)
+    y = _back_to_x(y, xv, x)
     return y, shift, mrel, rstd
 
 
@@ -268,9 +273,7 @@ def _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats: bool, fix_g
             dz = dy.masked_fill(y <= 0, 0)
         else:
             K.backward_dx(xv, dyv, yv, dx, dz, w, None, None, rstd, None, 0.0, train=False, **common)
-    if xv.x is not x:
-        dx = _like_x(dx, x) if dx is not None else None
-        dz = _like_x(dz, x) if dz is not None else None
+    dx, dz = _back_to_x(dx, xv, x), _back_to_x(dz, xv, x)
     return dx, dw, db, dz
 
 
@@ -548,7 +551,7 @@ def _apply_peers(x, peers, weight, bias, z, relu: bool, eps: float, running: tup
     if running is not None:
         _write_back(rm, drm)
         _write_back(rv, drv)
-    return (y if xv.x is x else _like_x(y, x)), count, mean, invstd
+    return _back_to_x(y, xv, x), count, mean, invstd
 
 
 def update_running_stats_(running_mean: torch.Tensor, running_var: torch.Tensor, mean: torch.Tensor,
@@ -624,7 +627,7 @@ def _apply(x, mean, invstd, weight, bias, z, relu: bool) -> torch.Tensor:
     y = torch.empty_like(xv.x)
     K.apply(xv, y, K.in_layout(z, xv.x) if z is not None else None, _c(weight), _c(bias), _c(mean), None, _c(invstd),
             is_var=False, eps=0.0, fix_gamma=False, relu=relu, save=False)
-    return y if xv.x is x else _like_x(y, x)
+    return _back_to_x(y, xv, x)
 
 
 def backward_sums(dy: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, invstd: torch.Tensor, *,
@@ -705,9 +708,7 @@ def _backward_dx(dy, x, mean, invstd, weight, sums, count, y, relu: bool, need_d
         count = count.reshape(())
     K.backward_dx(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight), _c(mean),
                   None, _c(invstd), sums, count, train=True, is_var=False, eps=0.0, fix_gamma=False, relu=relu)
-    if xv.x is not x:
-        dx = _like_x(dx, x)
-        dz = _like_x(dz, x) if dz is not None else None
+    dx, dz = _back_to_x(dx, xv, x), _back_to_x(dz, xv, x)
     return dx, (dy if dz_alias else dz)
 
 
@@ -723,7 +724,5 @@ def _backward_peers(dy, x, mean, invstd, weight, count, y, relu: bool, need_dz: 
     dz = torch.empty_like(xv.x) if (need_dz and relu) else None
     sums = K.backward_peers(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight),
                             _c(mean), _c(invstd), dw, db, count.reshape(()), peers, relu=relu)
-    if xv.x is not x:
-        dx = _like_x(dx, x)
-        dz = _like_x(dz, x) if dz is not None else None
+    dx, dz = _back_to_x(dx, xv, x), _back_to_x(dz, xv, x)
     return dx, (dy if need_dz and not relu else dz), sums
