@@ -130,12 +130,13 @@ def _item_extent(i, g, C, V, VPI, NCB_G, CB: tl.constexpr, IDX: tl.constexpr):
 def _sync_counters(sync_ptr, G, NCB_G, NSUB):
     """The counters in the zeroed int32 sync buffer of a fused kernel, after the ticket queue at
     sync_ptr[0]: sub-group arrivals (NCB·NSUB), channel-block arrivals (NCB), group arrivals (G), group
-    ready flags (G), then the apply/dx items that have passed each ready flag (G), NCB = G·NCB_G. Every
-    launch leaves them all at 0 again (``_take_ticket``, ``_arrive``, ``_pass_ready``)."""
+    ready flags (G), the apply/dx items that have passed each ready flag (G), NCB = G·NCB_G, then the count
+    of completed groups (1; SyncBatchNorm's one-launch backward). Every launch leaves them all at 0 again
+    (``_take_ticket``, ``_arrive``, ``_pass_ready``) -> (sub, blk, grp, ready, groups done)."""
     sub_ptr = sync_ptr + 1
     blk_ptr = sub_ptr + G * NCB_G * NSUB
     grp_ptr = blk_ptr + G * NCB_G
-    return sub_ptr, blk_ptr, grp_ptr, grp_ptr + G
+    return sub_ptr, blk_ptr, grp_ptr, grp_ptr + G, grp_ptr + 3 * G
 
 
 @triton.jit
@@ -412,7 +413,7 @@ def _bn_fwd_fused_kernel(
         i = tl.program_id(0) % K
     cb, j, c, cmask, v0, v1 = _item_extent(i, g, C, V, VPI, NCB_G, CB, IDX)
     p2_ptr = part_ptr + 3 * C * SPLIT
-    sub_ptr, blk_ptr, grp_ptr, ready_ptr = _sync_counters(sync_ptr, G, NCB_G, NSUB)
+    sub_ptr, blk_ptr, grp_ptr, ready_ptr, _ = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     if kind == _STATS:
         shift = _channel_shift(x_ptr, c, cmask, S, ACC)
         cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, FLAT, L, CB, BS, STAGES,
@@ -623,7 +624,7 @@ def _bn_bwd_fused_kernel(
         i = tl.program_id(0) % K
     cb, j, c, cmask, v0, v1 = _item_extent(i, g, C, V, VPI, NCB_G, CB, IDX)
     p2_ptr = part_ptr + 2 * C * SPLIT
-    sub_ptr, blk_ptr, grp_ptr, ready_ptr = _sync_counters(sync_ptr, G, NCB_G, NSUB)
+    sub_ptr, blk_ptr, grp_ptr, ready_ptr, done_ptr = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     shift, mrel = _channel_center(shift_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
     rstd = _channel_rstd(rstd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
     k1 = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
@@ -662,8 +663,7 @@ def _bn_bwd_fused_kernel(
                 if MODE == 0:
                     if _arrive(grp_ptr + g, NCB_G):
                         if PEERS:
-                            # Groups done are counted in the (otherwise unused) first ready flag.
-                            if _arrive(ready_ptr, G):
+                            if _arrive(done_ptr, G):  # the last group: all of this rank's sums are in
                                 _add_peer_sums(peers_ptr, flags_ptr, sums_ptr, rank, R, FLAGS, half, C, e, XB,
                                                TIMEOUT_NS, ACC)
                         else:
@@ -1069,7 +1069,7 @@ def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
     CUDA stream share one buffer (grown when a plan needs more): no allocation and no zero-fill launch per
     call. Under CUDA-graph capture (the graph may be replayed on another stream) and on the CPU (the
     interpreter) each launch gets a fresh zeroed buffer."""
-    n = 1 + plan.groups * plan.ncb_g * (plan.nsub + 1) + 3 * plan.groups
+    n = 2 + plan.groups * plan.ncb_g * (plan.nsub + 1) + 3 * plan.groups
     if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
         return torch.zeros(n, dtype=torch.int32, device=device)
     index = device.index if device.index is not None else torch.cuda.current_device()
