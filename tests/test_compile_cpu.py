@@ -104,10 +104,12 @@ def _opcheck(op, args, utils):
                                                            (False, True, torch.bfloat16)],
                          ids=["ln", "rms", "ln-residual-bf16"])
 def test_opcheck_norm_ops(is_rms, residual, dtype):
-    x = torch.randn(3, 8, dtype=dtype, requires_grad=True)
-    w = torch.randn(8, requires_grad=True)
-    b = None if is_rms else torch.randn(8, requires_grad=True)
-    r = torch.randn(3, 8, dtype=dtype, requires_grad=True) if residual else None
+    # the kernels' device: CUDA on the GPU machine, else CPU through the interpreter
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    x = torch.randn(3, 8, dtype=dtype, device=dev, requires_grad=True)
+    w = torch.randn(8, device=dev, requires_grad=True)
+    b = None if is_rms else torch.randn(8, device=dev, requires_grad=True)
+    r = torch.randn(3, 8, dtype=dtype, device=dev, requires_grad=True) if residual else None
     rdt = torch.float32 if residual else None
     # schema and autograd only: the fake-tensor checks would run the interpreter on fake tensors
     _opcheck(torch.ops.fastnorm.norm_fwd.default, (x, w, b, r, 1, 1e-5, 0.0, is_rms, rdt),
@@ -119,6 +121,19 @@ def test_opcheck_norm_ops(is_rms, residual, dtype):
     _opcheck(torch.ops.fastnorm.norm_bwd.default,
              (dy, dres, s.detach(), w.detach(), mean, rstd, 1, 1e-5, 0.0, is_rms, None if b is None else b.dtype,
               dtype, None if r is None else r.dtype), ("test_schema",))
+
+
+def test_norm_ops_refuse_a_device_without_kernels(monkeypatch):
+    """A direct call of the custom ops on a tensor the kernels do not run on: a clear error, not Triton's."""
+    from fastnorm.ops import layer_norm as ln_ops
+
+    x = torch.randn(3, 8)
+    monkeypatch.setattr(ln_ops, "uses_triton", lambda t: False)
+    with pytest.raises(RuntimeError, match=r"fastnorm.norm_fwd .*needs CUDA tensors.*fastnorm.layer_norm"):
+        torch.ops.fastnorm.norm_fwd(x, None, None, None, 1, 1e-5, 0.0, False, None)
+    stats = torch.ones(3)
+    with pytest.raises(RuntimeError, match=r"fastnorm.norm_bwd .*needs CUDA tensors"):
+        torch.ops.fastnorm.norm_bwd(x, None, x, None, stats, stats, 1, 1e-5, 0.0, False, None, x.dtype, None)
 
 
 BN_FWD_MODES = [

@@ -247,7 +247,10 @@ def table(results):
 VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16", True),
                  ((256, 1024, 14, 14), "bf16", False), ((128, 2048, 7, 7), "bf16", True),
                  ((128, 2048, 7, 7), "bf16", False), ((256, 256, 28, 28), "fp32", False),
-                 ((32, 512, 28, 28), "bf16", False), ((8, 256, 128, 128), "bf16", False)]
+                 ((32, 512, 28, 28), "bf16", False), ((8, 256, 128, 128), "bf16", False),
+                 # fp32 channels-last and 7x7: the rows where torch eager was faster (report, session 5)
+                 ((256, 64, 56, 56), "fp32", True), ((8, 256, 128, 128), "fp32", True),
+                 ((128, 2048, 7, 7), "fp32", False), ((128, 2048, 7, 7), "fp32", True)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
@@ -299,7 +302,10 @@ def variants(copy_bw, results):
         if cases_filter and cases_filter not in key:
             continue
         case = make_case(shape, dtype_name, cl)
-        cells = []
+        t_torch = {op: bench(runner(op, "torch", case)[0]) for op in OPS}
+        results["variants"].setdefault(key, {})["torch"] = {op: 100 * fewest_bytes(op, case) / t / copy_bw
+                                                            for op, t in t_torch.items()}
+        cells = ["torch=" + "/".join(f"{results['variants'][key]['torch'][op]:.0f}" for op in OPS)]
         for name, ov in variant_items:
             for k, v in saved.items():
                 setattr(config, k, v)
@@ -349,11 +355,13 @@ def main():
         sys.exit(0 if check() else 1)
     copy_bw = None
     if "time" in sections or "variants" in sections:
-        jobs = [(s, d, cl, {}) for d in DTYPES for cl in (False, True) for s in SHAPES]
+        jobs = [(s, d, cl, {}) for d in DTYPES for cl in (False, True) for s in SHAPES] if "time" in sections else []
         if "variants" in sections:
             names = os.environ.get("BN_VARIANTS")
+            cases_filter = os.environ.get("BN_VARIANT_CASES", "")
             jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for n, ov in VARIANTS.items()
-                     if ov and (not names or n in names.split(","))]
+                     if (not names or n in names.split(",") or n == "default")
+                     and cases_filter in f"{d} {'CL' if cl else 'NCHW'} {s}"]
         precompile(jobs)
         copy_bw = copy_bandwidth()
         results["copy_GBps"] = copy_bw / 1e9

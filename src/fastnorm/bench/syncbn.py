@@ -438,7 +438,7 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--dtypes", type=lambda s: s.split(","), default=list(DTYPES))
     p.add_argument("--impls", type=lambda s: s.split(","), default=list(IMPLS))
     p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--iters", type=int, default=40)
+    p.add_argument("--iters", type=int, default=100)
     p.add_argument("--no-stack", action="store_true", help="skip the ResNet-50 stack")
     p.add_argument("--stack-batch", type=int, default=8)
     p.add_argument("--stack-warmup", type=int, default=3)

@@ -413,7 +413,7 @@ def _bn_fwd_fused_kernel(
         i = tl.program_id(0) % K
     cb, j, c, cmask, v0, v1 = _item_extent(i, g, C, V, VPI, NCB_G, CB, IDX)
     p2_ptr = part_ptr + 3 * C * SPLIT
-    sub_ptr, blk_ptr, grp_ptr, ready_ptr, _ = _sync_counters(sync_ptr, G, NCB_G, NSUB)
+    sub_ptr, blk_ptr, grp_ptr, ready_ptr, _groups_done = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     if kind == _STATS:
         shift = _channel_shift(x_ptr, c, cmask, S, ACC)
         cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, FLAT, L, CB, BS, STAGES,

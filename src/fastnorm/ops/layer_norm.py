@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
+from torch._subclasses.fake_tensor import is_fake
 
 from .._runtime import uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_optional_param, check_same_device, normalize_shape
@@ -171,6 +172,18 @@ def _empty(x: torch.Tensor) -> torch.Tensor:
     return x.new_empty((0,))
 
 
+def _check_kernel_device(op: str, t: torch.Tensor) -> None:
+    """The custom ops run the Triton kernels only; ``fastnorm.layer_norm``/``rms_norm`` route other tensors to
+    PyTorch's implementation before reaching them, so a direct call with such a tensor gets a clear error. Fake
+    tensors (tracing, where nothing launches) pass."""
+    if not uses_triton(t) and not is_fake(t):
+        raise RuntimeError(
+            f"torch.ops.fastnorm.{op} runs fastnorm's Triton kernels: it needs CUDA tensors (or CPU tensors with "
+            f"TRITON_INTERPRET=1), got a tensor on {t.device}; call fastnorm.layer_norm / fastnorm.rms_norm, "
+            f"which use PyTorch's implementation there"
+        )
+
+
 @torch.library.triton_op("fastnorm::norm_fwd", mutates_args=())
 def norm_fwd_op(
     x: torch.Tensor,
@@ -184,6 +197,7 @@ def norm_fwd_op(
     residual_dtype: torch.dtype | None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """LayerNorm/RMSNorm forward: ``(y, residual_out, mean, rstd)``; absent ones are empty tensors."""
+    _check_kernel_device("norm_fwd", x)
     y, res_out, mean, rstd = _forward(x, weight, bias, residual, normalized_ndim, eps, weight_offset, is_rms,
                                       residual_dtype, True, True)
     return (y, _empty(x) if res_out is None else res_out, _empty(rstd) if mean is None else mean, rstd)
@@ -206,6 +220,7 @@ def norm_bwd_op(
     residual_in_dtype: torch.dtype | None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """LayerNorm/RMSNorm backward: ``(dx, dresidual, dweight, dbias)``; absent ones are empty tensors."""
+    _check_kernel_device("norm_bwd", s)
     dx, dres, dw, db = _backward(dy, dres_out, s, weight, None if is_rms else mean, rstd, normalized_ndim, eps,
                                  weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype, True)
     return (dx, _empty(dx) if dres is None else dres, _empty(dx) if dw is None else dw,
