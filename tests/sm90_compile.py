@@ -1,0 +1,302 @@
+"""Compile every kernel specialization that fastnorm's host code launches, for sm_90, without a GPU.
+
+The interpreter runs the kernels' Python, so it does not see what only Triton's compiler checks: a
+variable whose type differs between the branches of an ``if`` (a float in one, a pointer in the other), a
+shape mismatch in a branch the test shapes never take, a specialization that does not lower. This script
+(run by ``tests/test_sm90_compile.py`` in a child process with ``TRITON_INTERPRET=0``):
+
+1. forces the kernel path on (``uses_triton``) and replaces ``_Launcher.__call__`` with a recorder, then
+   runs the public functions, forward and backward, on meta tensors (no data, any size) over the dtypes,
+   layouts, options and size strategies of every kernel, plus the stage functions and the symmetric-memory
+   exchange launches of SyncBatchNorm with a stand-in exchange;
+2. turns each recorded launch into the signature Triton would specialize it on (pointer dtypes, 16-byte
+   aligned pointers, integers equal to 1 / divisible by 16 / 64-bit, constexprs) and compiles each distinct
+   one with ``triton.compile`` for ``GPUTarget("cuda", 90, 32)`` (Triton's own ptxas included).
+
+Every distinct (kernel, constexprs, launch options) is compiled down to a cubin; its variants that differ only
+in integer widths or None pointers go through the front end (source to Triton IR) only, which keeps the run to a
+few minutes on two cores. Prints one JSON line per failure, then a summary line; exits 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+
+assert os.environ.get("TRITON_INTERPRET", "0") in ("", "0"), "run without TRITON_INTERPRET"
+
+import torch  # noqa: E402
+
+SM_COUNT = 132  # an H100/H200: plans as on the device the kernels are tuned for
+TYPE_NAMES = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64",
+              torch.int32: "i32", torch.int64: "i64", torch.uint8: "u8", torch.bool: "i1"}
+
+
+# ------------------------------------------------------------------------------------------- recording
+
+
+def record_launches() -> list[tuple]:
+    """Run the host code over its cases on meta tensors; -> the distinct launches as compile jobs."""
+    import fastnorm
+    from fastnorm.kernels import _launch, config
+    from fastnorm.ops import batch_norm as bn_ops
+    from fastnorm.ops import layer_norm as ln_ops
+
+    jobs: dict[str, tuple] = {}
+
+    def recorder(self, grid, args, meta, num_warps, num_stages, traceable=False, maxnreg=None):
+        job = _job(self.fn, args, meta, num_warps, num_stages, maxnreg)
+        jobs.setdefault(_dedup_key(job), job)
+
+    _launch._Launcher.__call__ = recorder
+    ln_ops.uses_triton = bn_ops.uses_triton = lambda t: True
+    config.multiprocessor_count = lambda device_index: SM_COUNT
+    config.batch_norm_plan.cache_clear()
+    config.norm_fwd_config.cache_clear()
+    config.norm_bwd_config.cache_clear()
+    for case in _norm_cases(fastnorm) + _batch_norm_cases(fastnorm, config) + _stage_cases():
+        case()
+    return list(jobs.values())
+
+
+def _meta(*shape, dtype=torch.float32, grad=False, channels_last=False):
+    t = torch.empty(shape, dtype=dtype, device="meta")
+    if channels_last:
+        t = t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
+    return t.requires_grad_(grad)
+
+
+def _fwd_bwd(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` and, when its (first) output needs one, the backward for every input tensor."""
+    out = fn(*args, **kwargs)
+    y = out[0] if isinstance(out, tuple) else out
+    if y.requires_grad:
+        inputs = [t for t in (*args, *kwargs.values()) if isinstance(t, torch.Tensor) and t.requires_grad]
+        torch.autograd.grad(y, inputs, torch.empty_like(y))
+
+
+def _norm_cases(fastnorm) -> list:
+    cases = []
+    ns = (1, 7, 128, 1000, 4097, 8193, 16385, 32769, 65536, 262144)
+    for dtype in (torch.bfloat16, torch.float16, torch.float32, torch.float64):
+        for n in ns:
+            for is_rms in (False, True):
+                for wdt in {dtype, torch.float32}:
+                    def case(dtype=dtype, n=n, is_rms=is_rms, wdt=wdt):
+                        x = _meta(64, n, dtype=dtype, grad=True)
+                        w = _meta(n, dtype=wdt, grad=True)
+                        if is_rms:
+                            _fwd_bwd(fastnorm.rms_norm, x, n, w)
+                        else:
+                            _fwd_bwd(fastnorm.layer_norm, x, n, w, _meta(n, dtype=wdt, grad=True))
+                    cases.append(case)
+
+    def options():
+        for dtype in (torch.bfloat16, torch.float32):
+            for n in (256, 20000):
+                x = _meta(33, n, dtype=dtype, grad=True)
+                r = _meta(33, n, dtype=dtype, grad=True)
+                w = _meta(n, dtype=torch.float32, grad=True)
+                _fwd_bwd(fastnorm.layer_norm, x, n, w, None, residual=r, residual_dtype=torch.float32,
+                         weight_offset=1.0)
+                _fwd_bwd(fastnorm.rms_norm, x, n, None, residual=r)
+                _fwd_bwd(fastnorm.layer_norm, x, n)
+                fastnorm.layer_norm(x.detach(), n, w.detach())  # inference: no saved statistics
+        big = _meta(2**31 // 1024 + 1, 1024, dtype=torch.bfloat16, grad=True)  # 64-bit offsets
+        _fwd_bwd(fastnorm.layer_norm, big, 1024)
+    return cases + [options]
+
+
+BN_SHAPES = [((8, 3, 14, 14), False), ((4, 5, 7, 7), False), ((2, 65, 3, 3), False), ((6, 129, 20, 20), False),
+             ((8, 3, 14, 14), True), ((4, 64, 7, 7), True), ((16, 17), False), ((4, 6, 10), False),
+             ((2, 3, 4, 5, 6), False), ((2, 3, 4, 5, 6), True), ((64, 256, 56, 56), False), ((64, 256, 56, 56), True)]
+
+
+def _batch_norm_cases(fastnorm, config) -> list:
+    cases = []
+    for shape, cl in BN_SHAPES:
+        for dtype, pdtype in ((torch.bfloat16, torch.float32), (torch.float16, torch.float16),
+                              (torch.float32, torch.float32), (torch.float64, torch.float64)):
+            def case(shape=shape, cl=cl, dtype=dtype, pdtype=pdtype):
+                c = shape[1]
+                x = _meta(*shape, dtype=dtype, grad=True, channels_last=cl)
+                w, b = _meta(c, dtype=pdtype, grad=True), _meta(c, dtype=pdtype, grad=True)
+                rm, rv = _meta(c), _meta(c)
+                nbt = torch.empty((), dtype=torch.long, device="meta")
+                for fused in (True, False):
+                    config.BN_TRAIN_FUSED = fused
+                    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
+                config.BN_TRAIN_FUSED = None
+                _fwd_bwd(fastnorm.batch_norm, x, None, None, None, None, training=True)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
+                z = _meta(*shape, dtype=dtype, grad=True, channels_last=cl)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, momentum=None, activation="relu", z=z,
+                         num_batches_tracked=nbt)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True, fix_gamma=True,
+                         activation="relu")
+                fastnorm.batch_norm(x.detach(), rm, rv, w.detach(), b.detach(), training=False)
+            cases.append(case)
+
+    def big():  # 64-bit offsets
+        x = _meta(2**31 // (64 * 49) + 1, 64, 7, 7, dtype=torch.bfloat16, grad=True)
+        w, b = _meta(64, grad=True), _meta(64, grad=True)
+        _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=True)
+    return cases + [big]
+
+
+def _stage_cases() -> list:
+    """The SyncBatchNorm stage functions and its symmetric-memory launches (a stand-in exchange)."""
+    from fastnorm.kernels import batch_norm as K
+    from fastnorm.ops import batch_norm as bn_ops
+
+    def stages():
+        for dtype in (torch.bfloat16, torch.float32, torch.float64):
+            for shape, cl in ((4, 64, 14, 14), False), ((4, 64, 14, 14), True), ((16, 2048, 7, 7), False):
+                c = shape[1]
+                acc = torch.float64 if dtype == torch.float64 else torch.float32
+                x = _meta(*shape, dtype=dtype, channels_last=cl)
+                dy = _meta(*shape, dtype=dtype, channels_last=cl)
+                w = _meta(c, dtype=acc)
+                mean, invstd, rm, rv = _meta(c, dtype=acc), _meta(c, dtype=acc), _meta(c), _meta(c)
+                count = torch.empty((), dtype=acc, device="meta")
+                nbt = torch.empty((), dtype=torch.long, device="meta")
+                bn_ops._local_stats(x, c)
+                gathered = _meta(3, 2 * c + 1, dtype=acc)
+                bn_ops._merge_stats(gathered[:, 2 * c], gathered[:, :c], gathered[:, c:2 * c], 1e-5,
+                                    (rm, rv, 0.1, nbt))
+                bn_ops._merge_stats(gathered[:, 2 * c], gathered[:, :c], gathered[:, c:2 * c], None)
+                bn_ops._update_running_stats_(rm, rv, mean, invstd, count, None, nbt)
+                sums = bn_ops._backward_sums(dy, x, mean, invstd, None, False, _meta(c), _meta(c))
+                bn_ops._backward_dx(dy, x, mean, invstd, w, sums, count, None, False, True)
+                bn_ops._apply(x, mean, invstd, w, w, None, True)
+                if dtype == torch.float64:
+                    continue  # the exchange is fp32 only
+                peers = K.Peers(_meta(4, dtype=torch.int64), _meta(64, dtype=torch.int32), 1, 4, 8192, 4096)
+                xv = K.view(x)
+                K.apply_peers(xv, torch.empty_like(xv.x), None, w, w, peers, eps=1e-5, relu=False, running_mean=rm,
+                              running_var=rv, momentum=None, nbt=nbt)
+                K.backward_peers(xv, K.in_layout(dy, xv.x), None, torch.empty_like(xv.x), None, w, mean, invstd,
+                                 _meta(c), _meta(c), count, peers, relu=False)
+    return [stages]
+
+
+def _job(fn, args, meta, num_warps, num_stages, maxnreg) -> tuple:
+    """-> (module, kernel name, signature, constexprs, options, 16-byte-divisible arguments): what Triton
+    specializes this launch on, in a form a worker process can take."""
+    sig, consts, div16 = {}, {}, []
+    params = fn.params
+    for p, a in zip(params, list(args) + [None] * (len(params) - len(args)), strict=True):
+        if p.is_constexpr:
+            consts[p.name] = meta[p.name]
+            sig[p.name] = "constexpr"
+        elif a is None:
+            consts[p.name] = None
+            sig[p.name] = "constexpr"
+        elif isinstance(a, torch.Tensor):
+            sig[p.name] = "*" + TYPE_NAMES[a.dtype]
+            div16.append(p.name)
+        elif isinstance(a, bool):
+            sig[p.name] = "i1"
+        elif isinstance(a, int):
+            if a == 1:
+                consts[p.name] = 1
+                sig[p.name] = "constexpr"
+            else:
+                sig[p.name] = "i32" if -(2**31) <= a < 2**31 else "i64"
+                if a % 16 == 0:
+                    div16.append(p.name)
+        elif isinstance(a, float):
+            sig[p.name] = "fp32"
+        else:
+            raise TypeError(f"{fn.__name__}: argument {p.name} of type {type(a).__name__}")
+    options = (("num_warps", num_warps), ("num_stages", 3 if num_stages is None else num_stages),
+               ("maxnreg", maxnreg))
+    return (fn.fn.__module__, fn.__name__, tuple(sig.items()), tuple(consts.items()), options, tuple(div16))
+
+
+def _dedup_key(job: tuple) -> str:
+    """Specializations that differ only in which arguments are 16-byte divisible share a front end and
+    (nearly always) a lowering: one of them stands for all."""
+    return repr(job[:5])
+
+
+# ------------------------------------------------------------------------------------------- compiling
+
+
+def compile_job(job_full) -> dict:
+    """Compile one specialization: the whole pipeline down to a cubin (``full``), or only the front end (the
+    Python source to Triton IR, where type and shape errors show) for the integer-width variants of a
+    specialization already compiled in full."""
+    import importlib
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    (module, name, sig, consts, options, div16), full = job_full
+    fn = getattr(importlib.import_module(module), name)
+    attrs = {(p.num,): [["tt.divisibility", 16]] for p in fn.params if p.name in div16}
+    target = GPUTarget("cuda", 90, 32)
+    opts = {k: v for k, v in options if v is not None}
+    t = time.time()
+    try:
+        src = triton.compiler.ASTSource(fn=fn, signature=dict(sig), constexprs=dict(consts), attrs=attrs)
+        if full:
+            kernel = triton.compile(src, target=target, options=opts)
+            detail = f"{kernel.metadata.shared} B shared"
+        else:
+            _front_end(src, target, opts)
+            detail = "front end"
+        ok = True
+    except Exception as e:  # noqa: BLE001 - reported per specialization
+        ok, detail = False, "".join(traceback.format_exception_only(type(e), e)).strip()[-3000:]
+    return dict(kernel=name, ok=ok, full=full, seconds=round(time.time() - t, 2), options=dict(options),
+                signature={k: v for k, v in sig if v != "constexpr"},
+                constexprs={k: str(v) for k, v in consts if v is not None}, detail=detail)
+
+
+def _front_end(src, target, opts) -> None:
+    """Triton's first compile stage alone (``ASTSource.make_ir``), as ``triton.compile`` sets it up."""
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import make_backend
+
+    backend = make_backend(target)
+    options = backend.parse_options(opts)
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context)
+
+
+def main() -> int:
+    t0 = time.time()
+    only = os.environ.get("FASTNORM_COMPILE_ONLY")  # a kernel name (part of one): compile those alone
+    jobs = [j for j in record_launches() if not only or only in j[1]]
+    seen: set[str] = set()
+    work = []
+    for job in jobs:  # one full compile per kernel, constexprs and options; the front end for the rest
+        key = repr((job[1], job[3], job[4]))
+        work.append((job, key not in seen))
+        seen.add(key)
+    by_kernel: dict[str, int] = {}
+    for job in jobs:
+        by_kernel[job[1]] = by_kernel.get(job[1], 0) + 1
+    print(f"recorded {len(jobs)} distinct specializations ({len(seen)} compiled in full) in {time.time() - t0:.1f}s: "
+          f"{by_kernel}", flush=True)
+    workers = int(os.environ.get("FASTNORM_COMPILE_WORKERS", os.cpu_count() or 1))
+    failed = 0
+    with ProcessPoolExecutor(workers) as pool:
+        for r in pool.map(compile_job, work, chunksize=8):
+            failed += not r["ok"]
+            if not r["ok"]:
+                print(json.dumps(r), flush=True)
+    print(f"SUMMARY {len(jobs) - failed}/{len(jobs)} specializations compiled for sm_90 "
+          f"({len(seen)} to a cubin, the rest through the front end) in {time.time() - t0:.0f}s", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Every kernel specialization the host code launches compiles for sm_90 (see ``tests/sm90_compile.py``).
+
+The interpreter tests run the kernels' Python and never Triton's compiler, so a kernel can pass all of them
+and still fail to compile on the GPU (a variable with different types in the two branches of an ``if`` did,
+in session 6). This runs the compiler's checks on a CPU machine, in a child process without the interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_every_launched_specialization_compiles_for_sm90(tmp_path):
+    pytest.importorskip("triton.backends.nvidia")
+    env = dict(os.environ, TRITON_INTERPRET="0", OMP_NUM_THREADS="1")
+    src = str(HERE.parent / "src")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("FASTNORM_COMPILE_WORKERS", "2")
+    proc = subprocess.run([sys.executable, str(HERE / "sm90_compile.py")], env=env, capture_output=True, text=True,
+                          timeout=1500)
+    out = proc.stdout + proc.stderr
+    summary = [line for line in out.splitlines() if line.startswith("SUMMARY")]
+    assert proc.returncode == 0 and summary, out[-6000:]
+    assert "recorded" in out
