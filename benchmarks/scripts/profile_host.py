@@ -135,7 +135,8 @@ def kernel_count(m, x, dy) -> tuple[int, list[str]]:
         y = m(x)
         y.backward(dy)
         torch.cuda.synchronize()
-    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    names = [f"{e.name[:48]} {e.time_range.elapsed_us():.1f}us" for e in prof.events()
+             if e.device_type == torch.autograd.DeviceType.CUDA]
     return len(names), names
 
 
@@ -164,6 +165,9 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--profile", default="torch_bn,fastnorm_bn,fastnorm_sync,fastnorm_ln", help="kinds to cProfile")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--bn-shapes", default="16x256x56x56,16x256x56x56:cl,16x2048x7x7",
+                    help="BatchNorm inputs, comma-separated NxCxHxW with ':cl' for channels_last")
+    ap.add_argument("--norm-ns", default="256,4096", help="LayerNorm/RMSNorm row lengths (4096 rows), or ''")
     args = ap.parse_args()
     if "RANK" in os.environ:
         dist.init_process_group("nccl")
@@ -172,11 +176,13 @@ def main() -> None:
     dev = torch.device("cuda")
     world = dist.get_world_size() if dist.is_initialized() else 1
     cases = []
-    for shape, cl in (((16, 256, 56, 56), False), ((16, 256, 56, 56), True), ((16, 2048, 7, 7), False)):
+    bn_shapes = [(tuple(int(d) for d in spec.split(":")[0].split("x")), spec.endswith(":cl"))
+                 for spec in args.bn_shapes.split(",") if spec]
+    for shape, cl in bn_shapes:
         kinds = ["torch_bn", "fastnorm_bn"] + (["torch_sync", "fastnorm_sync"] if world > 1 else [])
         for k in kinds:
             cases.append((k, shape, torch.bfloat16, cl))
-    for n in (256, 4096):
+    for n in (int(v) for v in args.norm_ns.split(",") if v):
         for k in ("torch_ln", "fastnorm_ln", "torch_rms", "fastnorm_rms"):
             cases.append((k, (4096, n), torch.bfloat16, False))
     if world > 1:  # the host cost of one small collective, as SyncBatchNorm issues them
@@ -209,7 +215,7 @@ def main() -> None:
         nk, names = kernel_count(m, x, dy)
         rows.append((kind, "x".join(map(str, shape)) + (" cl" if cl else ""), f, b, s, nk))
         if rank0 and kind.startswith("fastnorm"):
-            print(f"{kind} {shape} cl={cl}: GPU ops per step: {[n[:60] for n in names]}")
+            print(f"{kind} {shape} cl={cl}: GPU ops per step (name, time): {names}")
         if kind == "fastnorm_sync" and shape == (16, 256, 56, 56) and not cl:
             parts = sync_breakdown(m, x, dy, args.iters)
             if rank0:
