@@ -167,11 +167,20 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
                       sms)
 
 
+#: Column blocks (programs) aimed at when summing the backward's partial rows, and the narrowest block (16 fp32
+#: = 64 bytes per partial row). The sum is latency-bound at small N: one program per 256 columns left N = 256 on a
+#: single program walking 132 partial rows in 9 dependent steps, 17 us against the backward kernel's 12
+#: (profile_host, H200, NOTES.md session 6).
+NORM_PARTIAL_SUM_BLOCKS = 128
+NORM_PARTIAL_SUM_MIN_COLS = 16
+
+
 @functools.cache
 def norm_partial_sum_config(n: int, g: int) -> NormPartialSumConfig:
-    """Tile for summing the ``[g, n]`` backward partials over ``g``: about 128 column blocks (256 to 2048
-    wide), tiles of ~4096 elements."""
-    block_c = min(_next_pow2(n), max(256, min(2048, _next_pow2(-(-n // 128)))))
+    """Tile for summing the ``[g, n]`` backward partials over ``g``: about NORM_PARTIAL_SUM_BLOCKS column blocks
+    (16 to 2048 wide), tiles of ~4096 elements (all of g in one step when g·block_c <= 4096)."""
+    want = _next_pow2(-(-n // NORM_PARTIAL_SUM_BLOCKS))
+    block_c = min(_next_pow2(n), max(NORM_PARTIAL_SUM_MIN_COLS, min(2048, want)))
     block_g = min(_next_pow2(g), max(1, 4096 // block_c))
     return NormPartialSumConfig(block_g, block_c, 4)
 
