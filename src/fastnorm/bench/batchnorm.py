@@ -128,7 +128,7 @@ class TorchCompile:
     def functions() -> dict[str, Callable]:
         torch._dynamo.reset()  # one fresh cache per case (shape, layout, dtype)
         fns = _torch_functions()
-        compiled = {"train": torch.compile(fns["train"]), "eval": torch.compile(fns["eval"])}
+        compiled = {"train": common.compile_in_process(fns["train"]), "eval": common.compile_in_process(fns["eval"])}
         compiled["frozen"] = compiled["eval"]  # the same function, called with grad (dynamo guards on it)
         return compiled
 

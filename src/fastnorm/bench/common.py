@@ -237,6 +237,16 @@ def copy_bandwidth(device: torch.device | str, timer: Timer, nbytes: int = COPY_
     return {"gbps": gbps(moved, ms), "ms": ms, "bytes": moved}
 
 
+def compile_in_process(fn):
+    """``torch.compile(fn)`` with inductor compiling in this process: its default pool of compile workers starts
+    in the background at the first compilation and competes for the host while the next rows are timed (the
+    host-bound small rows then read several times slower, fastnorm's, torch.compile's and Liger's alike)."""
+    import torch._inductor.config as inductor_config
+
+    inductor_config.compile_threads = 1
+    return torch.compile(fn)
+
+
 # ------------------------------------------------------------------------------- environment, deadlines
 
 

@@ -147,7 +147,7 @@ class TorchCompile(Impl):
 
     def build(self, op, n, eps, residual):
         torch._dynamo.reset()  # a fresh cache per shape: otherwise the recompile limit falls back to eager
-        return torch.compile(_torch_fn(op, n, eps, residual))
+        return common.compile_in_process(_torch_fn(op, n, eps, residual))
 
 
 class Liger(Impl):
