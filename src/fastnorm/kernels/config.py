@@ -189,7 +189,8 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
     """The first N of each new strategy or tile shape (tests run just past every boundary)."""
     acc = 8 if elem_size == 8 else 4
     edges = {NORM_FWD_FUSED_MAX[acc] + 1, NORM_BWD_FUSED_MAX[acc] + 1,
-             NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1}
+             NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1,
+             NORM_PARTIAL_SUM_MIN_COLS * NORM_PARTIAL_SUM_BLOCKS + 1}  # the partial sum's blocks pass 16 columns
     if elem_size == 2:  # where the measured table switches to chunked rows
         for kind in ("fwd", "bwd"):
             for is_rms in (False, True):
