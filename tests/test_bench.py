@@ -347,3 +347,14 @@ def test_report_names_each_suites_run(tmp_path):
     text = build_markdown(env, "cpu", False, None, results, True, "fastnorm report", 0.0, tmp_path)
     assert "layernorm 2026-01-01 10:00 UTC (source aaaaaaaaaaaa)" in text
     assert "batchnorm 2026-01-02 11:00 UTC (source bbbbbbbbbbbb)" in text
+
+
+def test_compile_peers_compile_in_this_process():
+    """The torch.compile peers compile in the benchmark's process (no background pool of compile workers
+    competing with the timed rows), and the compiled function computes what the eager one does."""
+    import torch._inductor.config as inductor_config
+
+    x = torch.randn(5, 7)
+    compiled = common.compile_in_process(lambda t: torch.nn.functional.layer_norm(t, (7,)) * 2 + 1)
+    assert inductor_config.compile_threads == 1
+    torch.testing.assert_close(compiled(x), torch.nn.functional.layer_norm(x, (7,)) * 2 + 1)
