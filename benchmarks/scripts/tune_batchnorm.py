@@ -60,6 +60,11 @@ def make_case(shape, dtype_name, cl, seed=0):
     return dict(x=x, dy=dy, w=w, b=b, rm=rm, rv=rv)
 
 
+def case_key(shape, dtype_name, cl):
+    """A case's name in the tables, the JSON and the BN_VARIANT_CASES filter."""
+    return f"{dtype_name} {'CL' if cl else 'NCHW'} {shape}"
+
+
 def fewest_bytes(op, case):
     x = case["x"]
     n = x.numel() * x.element_size()
@@ -220,7 +225,7 @@ def time_all(copy_bw, results):
                         config.BN_TRAIN_FUSED = None
                         row[op]["alt_pct"] = 100 * nbytes / t_alt / copy_bw
                         row[op]["fused"] = chosen
-                key = f"{dtype_name} {'CL' if cl else 'NCHW'} {shape}"
+                key = case_key(shape, dtype_name, cl)
                 results["time"][key] = row
                 tol = 2e-2 if dtype_name == "bf16" else 1e-4
                 flag = {op: (f" ERR {r['err']:.1e}" if r["err"] > tol else "") for op, r in row.items()}
@@ -298,7 +303,7 @@ def variants(copy_bw, results):
 
     saved = {k: getattr(config, k) for v in VARIANTS.values() for k in v}
     for shape, dtype_name, cl in VARIANT_CASES:
-        key = f"{dtype_name} {'CL' if cl else 'NCHW'} {shape}"
+        key = case_key(shape, dtype_name, cl)
         if cases_filter and cases_filter not in key:
             continue
         case = make_case(shape, dtype_name, cl)
@@ -361,7 +366,7 @@ def main():
             cases_filter = os.environ.get("BN_VARIANT_CASES", "")
             jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for n, ov in VARIANTS.items()
                      if (not names or n in names.split(",") or n == "default")
-                     and cases_filter in f"{d} {'CL' if cl else 'NCHW'} {s}"]
+                     and cases_filter in case_key(s, d, cl)]
         precompile(jobs)
         copy_bw = copy_bandwidth()
         results["copy_GBps"] = copy_bw / 1e9
