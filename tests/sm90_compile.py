@@ -9,13 +9,15 @@ shape mismatch in a branch the test shapes never take, a specialization that doe
    runs the public functions, forward and backward, on meta tensors (no data, any size) over the dtypes,
    layouts, options and size strategies of every kernel, plus the stage functions and the symmetric-memory
    exchange launches of SyncBatchNorm with a stand-in exchange;
-2. turns each recorded launch into the signature Triton would specialize it on (pointer dtypes, 16-byte
-   aligned pointers, integers equal to 1 / divisible by 16 / 64-bit, constexprs) and compiles each distinct
-   one with ``triton.compile`` for ``GPUTarget("cuda", 90, 32)`` (Triton's own ptxas included).
+2. binds each recorded launch with Triton's own binder (``kernels._launch.specialization``: argument types as
+   annotated, pointer dtypes, 16-byte alignment, integers equal to 1 / divisible by 16 / 64-bit, constexprs)
+   and compiles each distinct specialization with ``triton.compile`` for ``GPUTarget("cuda", 90, 32)``
+   (Triton's own ptxas included).
 
-Every distinct (kernel, constexprs, launch options) is compiled down to a cubin; its variants that differ only
-in integer widths or None pointers go through the front end (source to Triton IR) only, which keeps the run to a
-few minutes on two cores. Prints one JSON line per failure, then a summary line; exits 1 if any failed.
+Every distinct (kernel, constexprs, launch options) is compiled down to a cubin; its variants that differ in
+pointer dtypes, integer widths or 16-byte divisibility go through the front end (source to Triton IR, where type
+errors show) only, which keeps the run to a few minutes on two cores. Prints one JSON line per failure, then a
+summary line; exits 1 if any failed.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ from concurrent.futures import ProcessPoolExecutor
 assert os.environ.get("TRITON_INTERPRET", "0") in ("", "0"), "run without TRITON_INTERPRET"
 
 import torch  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
 
 SM_COUNT = 132  # an H100/H200: plans as on the device the kernels are tuned for
-TYPE_NAMES = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64",
-              torch.int32: "i32", torch.int64: "i64", torch.uint8: "u8", torch.bool: "i1"}
+TARGET = GPUTarget("cuda", 90, 32)
 
 
 # ------------------------------------------------------------------------------------------- recording
@@ -50,7 +52,7 @@ def record_launches() -> list[tuple]:
 
     def recorder(self, grid, args, meta, num_warps, num_stages, traceable=False, maxnreg=None):
         job = _job(self.fn, args, meta, num_warps, num_stages, maxnreg)
-        jobs.setdefault(_dedup_key(job), job)
+        jobs.setdefault(repr(job), job)
 
     _launch._Launcher.__call__ = recorder
     ln_ops.uses_triton = bn_ops.uses_triton = lambda t: True
@@ -185,43 +187,27 @@ def _stage_cases() -> list:
 
 
 def _job(fn, args, meta, num_warps, num_stages, maxnreg) -> tuple:
-    """-> (module, kernel name, signature, constexprs, options, 16-byte-divisible arguments): what Triton
-    specializes this launch on, in a form a worker process can take."""
-    sig, consts, div16 = {}, {}, []
-    params = fn.params
-    for p, a in zip(params, list(args) + [None] * (len(params) - len(args)), strict=True):
-        if p.is_constexpr:
-            consts[p.name] = meta[p.name]
-            sig[p.name] = "constexpr"
-        elif a is None:
-            consts[p.name] = None
-            sig[p.name] = "constexpr"
-        elif isinstance(a, torch.Tensor):
-            sig[p.name] = "*" + TYPE_NAMES[a.dtype]
-            div16.append(p.name)
-        elif isinstance(a, bool):
-            sig[p.name] = "i1"
-        elif isinstance(a, int):
-            if a == 1:
-                consts[p.name] = 1
-                sig[p.name] = "constexpr"
-            else:
-                sig[p.name] = "i32" if -(2**31) <= a < 2**31 else "i64"
-                if a % 16 == 0:
-                    div16.append(p.name)
-        elif isinstance(a, float):
-            sig[p.name] = "fp32"
-        else:
-            raise TypeError(f"{fn.__name__}: argument {p.name} of type {type(a).__name__}")
-    options = (("num_warps", num_warps), ("num_stages", 3 if num_stages is None else num_stages),
-               ("maxnreg", maxnreg))
-    return (fn.fn.__module__, fn.__name__, tuple(sig.items()), tuple(consts.items()), options, tuple(div16))
+    """-> (module, kernel name, signature, constexprs, attrs, options): what Triton specializes this launch on
+    (bound by Triton's own binder, ``kernels._launch.specialization``), in a form a worker process can take."""
+    from fastnorm.kernels._launch import specialization
+
+    sig, consts, attrs, options = specialization(fn, args, meta, num_warps, num_stages, maxnreg, _backend())
+    return (fn.fn.__module__, fn.__name__, tuple(sig.items()), tuple(consts.items()), tuple(attrs.items()),
+            tuple(options.items()))
 
 
-def _dedup_key(job: tuple) -> str:
-    """Specializations that differ only in which arguments are 16-byte divisible share a front end and
-    (nearly always) a lowering: one of them stands for all."""
-    return repr(job[:5])
+def _backend():
+    from triton.compiler.compiler import make_backend
+
+    return make_backend(TARGET)
+
+
+def _full_key(job: tuple) -> str:
+    """One specialization per (kernel, constexprs, options) is compiled to a cubin (about 560: the constexprs
+    carry the accumulation dtype and every code-path switch); the others, which differ in pointer dtypes,
+    integer widths or divisibility (about 690), go through the front end only, to keep CI to minutes."""
+    module, name, sig, consts, attrs, options = job
+    return repr((name, consts, options))
 
 
 # ------------------------------------------------------------------------------------------- compiling
@@ -229,33 +215,29 @@ def _dedup_key(job: tuple) -> str:
 
 def compile_job(job_full) -> dict:
     """Compile one specialization: the whole pipeline down to a cubin (``full``), or only the front end (the
-    Python source to Triton IR, where type and shape errors show) for the integer-width variants of a
-    specialization already compiled in full."""
+    Python source to Triton IR, where type and shape errors show) for a variant of one compiled in full."""
     import importlib
 
     import triton
-    from triton.backends.compiler import GPUTarget
 
-    (module, name, sig, consts, options, div16), full = job_full
+    (module, name, sig, consts, attrs, options), full = job_full
     fn = getattr(importlib.import_module(module), name)
-    attrs = {(p.num,): [["tt.divisibility", 16]] for p in fn.params if p.name in div16}
-    target = GPUTarget("cuda", 90, 32)
-    opts = {k: v for k, v in options if v is not None}
+    opts = dict(options)
     t = time.time()
     try:
-        src = triton.compiler.ASTSource(fn=fn, signature=dict(sig), constexprs=dict(consts), attrs=attrs)
+        src = triton.compiler.ASTSource(fn=fn, signature=dict(sig), constexprs=dict(consts), attrs=dict(attrs))
         if full:
-            kernel = triton.compile(src, target=target, options=opts)
+            kernel = triton.compile(src, target=TARGET, options=opts)
             detail = f"{kernel.metadata.shared} B shared"
         else:
-            _front_end(src, target, opts)
+            _front_end(src, TARGET, opts)
             detail = "front end"
         ok = True
     except Exception as e:  # noqa: BLE001 - reported per specialization
         ok, detail = False, "".join(traceback.format_exception_only(type(e), e)).strip()[-3000:]
-    return dict(kernel=name, ok=ok, full=full, seconds=round(time.time() - t, 2), options=dict(options),
+    return dict(kernel=name, ok=ok, full=full, seconds=round(time.time() - t, 2), options=opts,
                 signature={k: v for k, v in sig if v != "constexpr"},
-                constexprs={k: str(v) for k, v in consts if v is not None}, detail=detail)
+                constexprs={str(k): str(v) for k, v in consts if v is not None}, detail=detail)
 
 
 def _front_end(src, target, opts) -> None:
@@ -278,7 +260,7 @@ def main() -> int:
     seen: set[str] = set()
     work = []
     for job in jobs:  # one full compile per kernel, constexprs and options; the front end for the rest
-        key = repr((job[1], job[3], job[4]))
+        key = _full_key(job)
         work.append((job, key not in seen))
         seen.add(key)
     by_kernel: dict[str, int] = {}

@@ -341,7 +341,6 @@ def ptxas_report(ns):
     import triton.backends.nvidia as nv
 
     ptxas = os.path.join(os.path.dirname(nv.__file__), "bin", "ptxas")
-    names = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.float64: "fp64"}
     recorded = []
 
     class Shim:
@@ -364,7 +363,7 @@ def ptxas_report(ns):
                         continue
                     recorded.clear()
                     run_fwd(x, w, b, is_rms, cfg)
-                    report(recorded[0], f"{'RMS' if is_rms else 'LN'} fwd N={n} {fmt_cfg(cfg)}", ptxas, names)
+                    report(recorded[0], f"{'RMS' if is_rms else 'LN'} fwd N={n} {fmt_cfg(cfg)}", ptxas)
                 mean = torch.zeros(m)
                 rstd = torch.ones(m)
                 seen = set()
@@ -374,39 +373,26 @@ def ptxas_report(ns):
                     seen.add(cfg._replace(programs=0))
                     recorded.clear()
                     run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
-                    report(recorded[0], f"{'RMS' if is_rms else 'LN'} bwd N={n} {fmt_cfg(cfg)}", ptxas, names)
+                    report(recorded[0], f"{'RMS' if is_rms else 'LN'} bwd N={n} {fmt_cfg(cfg)}", ptxas)
     finally:
         K._fwd, K._bwd, K._sum_partials = saved
 
 
-def report(rec, label, ptxas, names):
+def report(rec, label, ptxas):
     import re
 
     import triton
     from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+
+    from fastnorm.kernels._launch import specialization
 
     k, args, kw = rec
-    sig, consts, attrs = {}, {}, {}
-    for p, a in zip(k.params, list(args) + [None] * (len(k.params) - len(args)), strict=True):
-        if p.is_constexpr:
-            consts[p.name] = kw[p.name]
-            sig[p.name] = "constexpr"
-        elif isinstance(a, torch.Tensor):
-            sig[p.name] = "*" + names[a.dtype]
-            attrs[(p.num,)] = [["tt.divisibility", 16]]
-        elif isinstance(a, int):
-            if a == 1:
-                sig[p.name] = "constexpr"
-                consts[p.name] = 1
-            else:
-                sig[p.name] = "i32" if abs(a) < 2**31 else "i64"
-                if a % 16 == 0:
-                    attrs[(p.num,)] = [["tt.divisibility", 16]]
-        else:
-            sig[p.name] = p.annotation_type or "fp32"
+    target = GPUTarget("cuda", 90, 32)
+    sig, consts, attrs, opts = specialization(k, args, {p.name: kw[p.name] for p in k.params if p.is_constexpr},
+                                              kw.get("num_warps", 4), kw.get("num_stages"), None, make_backend(target))
     src = triton.compiler.ASTSource(fn=k, signature=sig, constexprs=consts, attrs=attrs)
-    opts = {"num_warps": kw.get("num_warps", 4), "num_stages": kw.get("num_stages", 3)}
-    c = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
+    c = triton.compile(src, target=target, options=opts)
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
         f.write(c.asm["ptx"])
     out = subprocess.run([ptxas, "-arch=sm_90a", "-v", f.name, "-o", os.devnull], capture_output=True, text=True)

@@ -137,6 +137,20 @@ class _Compiled:
         self.pdl = getattr(runner, "launch_pdl", False)
 
 
+def specialization(fn, args: tuple, meta: dict, num_warps: int, num_stages: int | None, maxnreg: int | None,
+                   backend) -> tuple[dict, dict, dict, dict]:
+    """What Triton compiles ``fn`` for, launched with ``args``/``meta`` on ``backend`` (e.g.
+    ``triton.compiler.make_backend(GPUTarget("cuda", 90, 32))``): ``(signature, constexprs, attrs, options)``,
+    bound by Triton's own binder, as ``JITFunction.run`` does — for offline compilation without a GPU (the
+    tensors may be on the meta device). Uses Triton's internal binder (pinned triton 3.6)."""
+    from triton.runtime.jit import create_function_from_signature
+
+    kwargs = {**meta, **_options(num_warps, num_stages, maxnreg)}
+    bound, spec, opts = create_function_from_signature(fn.signature, fn.params, backend)(*args, **kwargs)
+    _, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, spec, opts)
+    return signature, constexprs, attrs, _options(num_warps, num_stages, maxnreg)
+
+
 def _options(num_warps: int, num_stages: int | None, maxnreg: int | None) -> dict:
     """Triton's launch options (the defaults for those given as None)."""
     opts = {"num_warps": num_warps}
