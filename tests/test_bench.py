@@ -349,11 +349,12 @@ def test_report_names_each_suites_run(tmp_path):
     assert "batchnorm 2026-01-02 11:00 UTC (source bbbbbbbbbbbb)" in text
 
 
-def test_compile_peers_compile_in_this_process():
+def test_compile_peers_compile_in_this_process(monkeypatch):
     """The torch.compile peers compile in the benchmark's process (no background pool of compile workers
     competing with the timed rows), and the compiled function computes what the eager one does."""
     import torch._inductor.config as inductor_config
 
+    monkeypatch.setattr(inductor_config, "compile_threads", 4)  # restored afterwards for the other tests
     x = torch.randn(5, 7)
     compiled = common.compile_in_process(lambda t: torch.nn.functional.layer_norm(t, (7,)) * 2 + 1)
     assert inductor_config.compile_threads == 1

@@ -103,9 +103,8 @@ def _opcheck(op, args, utils):
 @pytest.mark.parametrize(("is_rms", "residual", "dtype"), [(False, False, torch.float32), (True, False, torch.float32),
                                                            (False, True, torch.bfloat16)],
                          ids=["ln", "rms", "ln-residual-bf16"])
-def test_opcheck_norm_ops(is_rms, residual, dtype):
-    # the kernels' device: CUDA on the GPU machine, else CPU through the interpreter
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
+def test_opcheck_norm_ops(is_rms, residual, dtype, device):
+    dev = device  # the kernels' device: CUDA on the GPU machine, else CPU through the interpreter
     x = torch.randn(3, 8, dtype=dtype, device=dev, requires_grad=True)
     w = torch.randn(8, device=dev, requires_grad=True)
     b = None if is_rms else torch.randn(8, device=dev, requires_grad=True)

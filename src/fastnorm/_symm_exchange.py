@@ -117,7 +117,6 @@ class Slot:
         ptrs = torch.tensor([p + offset for p in handle.buffer_ptrs], dtype=torch.int64, device=buf.device)
         self.row = buf[:2 * c + 1]
         self.peers = Peers(ptrs, buf[flags_at:].view(torch.int32), rank, world, flags_at, sums_at)
-        self._buf = buf
 
     def stats_exchange(self) -> Peers:
         """The forward exchange's buffers, for the apply launch (which performs it)."""
@@ -203,7 +202,7 @@ def _peers_reachable(group, device: torch.device) -> bool:
 def _create(group, device: torch.device) -> _GroupExchange | None:
     symm_mem = _symmetric_memory()
     with torch.cuda.device(device):
-        ok = symm_mem is not None and _peers_reachable(group, device)
+        ok = _peers_reachable(group, device) and symm_mem is not None  # the all-gather runs on every rank
         if ok:
             try:
                 if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):

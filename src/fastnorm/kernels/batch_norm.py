@@ -728,9 +728,6 @@ def _bn_bwd_dx_kernel(
     if TRAIN:
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0).to(ACC)
         fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0).to(ACC)
-    else:
-        fa = tl.zeros([CB], ACC)
-        fb = tl.zeros([CB], ACC)
     rstd = _channel_rstd(sd_ptr, c, cmask, eps_hi, eps_lo, IS_VAR, ACC)
     k1 = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     if TRAIN:

@@ -716,13 +716,13 @@ def _backward_peers(dy, x, mean, invstd, weight, count, y, relu: bool, need_dz: 
                     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
     """SyncBatchNorm's training backward on one host: sums, their exchange with the other ranks through the
     symmetric buffers of ``peers`` (``kernels.batch_norm.Peers``), and dx, in one launch that runs for an
-    empty x too (it is this rank's part of the exchange). ``count``: the group's count, a device scalar;
+    empty x too (it is this rank's part of the exchange). ``count``: the group's count, a 0-dim device tensor;
     ``dw``/``db`` (dense [C] or None) receive this rank's local sums Σg·x̂ and Σg. -> (dx, dz or None, the
     group's sums [2C])."""
     xv = K.view(x)
     dx = torch.empty_like(xv.x)
     dz = torch.empty_like(xv.x) if (need_dz and relu) else None
     sums = K.backward_peers(xv, K.in_layout(dy, xv.x), K.in_layout(y, xv.x) if relu else None, dx, dz, _c(weight),
-                            _c(mean), _c(invstd), dw, db, count.reshape(()), peers, relu=relu)
+                            _c(mean), _c(invstd), dw, db, count, peers, relu=relu)
     dx, dz = _back_to_x(dx, xv, x), _back_to_x(dz, xv, x)
     return dx, (dy if need_dz and not relu else dz), sums
