@@ -166,6 +166,36 @@ def test_chunked_path_small(device, is_rms, m, n, cfg):
         assert_close("dbias", db, rdb, torch.float32, param_grad=True)
 
 
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg", "affine"), [
+    (3, 300, C.NormConfig(2, 512, False, 4, 1, 2, True), True),
+    (7, 129, C.NormConfig(1, 256, False, 2, 3, 3, True), True),
+    (5, 64, C.NormConfig(4, 64, False, 4, 1, 1, True), False),
+    (4, 1, C.NormConfig(2, 1, False, 1, 1, 2, True), True),
+    (4, 2, C.NormConfig(2, 2, False, 1, 1, 2, True), True),
+])
+def test_weight_in_loop_backward_small(device, is_rms, m, n, cfg, affine):
+    """The whole-row backward that re-reads the weight per row block (``w_in_loop``, the configs of N >= 16384), on
+    small rows by overriding the config; with a fused residual, without parameters, and at the degenerate N = 1, 2
+    (a constexpr branch of its own)."""
+    x = _rand((m, n), torch.float32, device, n, scale=2.0, offset=3.0)
+    r = _rand((m, n), torch.float32, device, n + 4)
+    w = _rand((n,), torch.float32, device, n + 1) if affine else None
+    b = _rand((n,), torch.float32, device, n + 2) if affine and not is_rms else None
+    dy = _rand((m, n), torch.float32, device, n + 3)
+    ds = _rand((m, n), torch.float32, device, n + 5)
+    _, s, mean, rstd = K.norm_fwd(x, w, b, r, 1e-5, 0.0, is_rms, None, True)
+    dx, dr, dw, db = K.norm_bwd(dy, s, w, b is not None, mean, rstd, ds, x.dtype, r.dtype, 1e-5, 0.0, is_rms,
+                                bias_dtype=None if b is None else b.dtype, config=cfg)
+    _, rdx, rdw, rdb = _reference(is_rms, s, w, b, 1e-5, dy)
+    assert_close("dx", dx, rdx + to_np64(ds), torch.float32)
+    assert torch.equal(dx, dr)
+    if affine:
+        assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+    if b is not None:
+        assert_close("dbias", db, rdb, torch.float32, param_grad=True)
+
+
 def test_multi_dim_normalized_shape(device):
     x = _rand((2, 3, 4, 5), torch.float32, device, 1)
     w = _rand((4, 5), torch.float32, device, 2)

@@ -87,6 +87,11 @@ def bwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
                 for per_sm in (1, 2, 4):
                     for st in (1, 3):
                         out.append(C.NormConfig(tile // bn, bn, False, w, st, sms * per_sm))
+    if 4096 <= bn <= 32768:  # whole rows, the weight re-read per row block (registers for the accumulators)
+        for w in (16, 32):
+            for per_sm in (1, 4, 16):
+                for st in (1, 3):
+                    out.append(C.NormConfig(1, bn, False, w, st, sms * per_sm, True))
     if n >= 8192:
         for chunk in (2048, 4096, 8192):
             for bm in (1, 2, 4):
@@ -326,6 +331,8 @@ def fmt_cfg(c: C.NormConfig) -> str:
     s = f"bm{c.block_m} bn{c.block_n} w{c.num_warps}"
     if c.chunked:
         s += " chunked"
+    if c.w_in_loop:
+        s += " w-in-loop"
     if c.programs:
         s += f" G{c.programs}"
     if c.num_stages != 1:

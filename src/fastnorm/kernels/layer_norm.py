@@ -255,11 +255,10 @@ def _norm_bwd_kernel(
     stride_dy, stride_x, stride_dro, stride_dx, stride_dres,
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
-    HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
+    HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, W_IN_LOOP: tl.constexpr,
+    DEGENERATE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
-    DEGENERATE_N: tl.constexpr = 1 if IS_RMS else 2
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
     pid = tl.program_id(0)
@@ -271,7 +270,8 @@ def _norm_bwd_kernel(
     if not CHUNKED:
         col_mask = cols < N
         if HAS_W:
-            w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+            if not W_IN_LOOP:  # held in registers across the loop (W_IN_LOOP: re-read per row block, from L1/L2)
+                w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
             dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
         if HAS_B:
             db_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
@@ -290,6 +290,9 @@ def _norm_bwd_kernel(
                 mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
                 xhat = (x - k[:, None]) * rstd[:, None] - (mean * rstd)[:, None]
             if HAS_W:
+                if W_IN_LOOP:
+                    w = tl.load(W + cols, mask=col_mask, other=0.0, eviction_policy="evict_last").to(ACC)
+                    w += weight_offset
                 g = dy * w
             else:
                 g = dy
@@ -299,9 +302,10 @@ def _norm_bwd_kernel(
             else:
                 c2 = tl.sum(g, axis=1) / N
                 dx = g * rstd[:, None] - (xhat * (c1 * rstd)[:, None] + (c2 * rstd)[:, None])
-            # With N = 1 (RMS) or N = 2 (LN) the projection above cancels to rounding noise; the exact
+            # With N = 1 (RMS) or N <= 2 (LN) the projection above cancels to rounding noise; the exact
             # gradient is eps · rstd³ · (g - mean(g)) (from 1 - x̂² = eps · rstd²), and 0 for LN with N = 1.
-            if N <= DEGENERATE_N:
+            # A constexpr, not a run-time branch: the branch kept g and dx live together (spills at N >= 16384).
+            if DEGENERATE:
                 scale = (eps * rstd * rstd * rstd)[:, None]
                 if IS_RMS:
                     dx = g * scale
@@ -536,7 +540,8 @@ def norm_bwd(
         eps, weight_offset,
     ), {
         "IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
-        "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
+        "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "W_IN_LOOP": cfg.w_in_loop,
+        "DEGENERATE": int(n) <= (1 if is_rms else 2),
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None

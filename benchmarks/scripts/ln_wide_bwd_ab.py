@@ -1,0 +1,133 @@
+"""A/B of whole-row LayerNorm/RMSNorm backward configs at large N (past ``NORM_BWD_FUSED_MAX``) against the
+current (chunked) configs, kernels only, in one process on the GPU machine::
+
+    PYTHONPATH=src python3 benchmarks/scripts/ln_wide_bwd_ab.py [--ns 8192,16384] [--rms-ns ...] [--inductor]
+
+For each N: the current config, then every variant of :func:`wide_variants`; each variant's dx/dw/db are
+checked against the current config's (bf16 x of shape (rows, N)), then timed with ``do_bench`` (median, L2
+flushed) as % of the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
+``--inductor`` also writes torch.compile's generated code for the RMSNorm backward at N = 16384 to
+``$OUT/inductor_rms16384.py`` (what its fused backward looks like). Prints a table last; writes
+``$OUT/wide_bwd_ab.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+import tune_norms as T  # noqa: E402
+
+from fastnorm.kernels import config as C  # noqa: E402
+from fastnorm.kernels import layer_norm as K  # noqa: E402
+
+
+def wide_variants(n: int, sms: int) -> list[C.NormConfig]:
+    """Whole rows in registers past the current limit (NORM_BWD_FUSED_MAX): the weight held across the loop or
+    re-read per row (``w_in_loop``), several warps and grid sizes (16 programs per SM: ~16 rows per program, as
+    torch.compile's fused RMSNorm backward runs)."""
+    bn = T.triton_next_pow2(n)
+    out = []
+    for w_in_loop in (True, False):
+        for w in (8, 16):
+            for per_sm in (1, 2, 4):
+                for st in (1, 3) if bn <= 8192 else (1,):
+                    out.append(C.NormConfig(1, bn, False, w, st, sms * per_sm, w_in_loop))
+    return out
+
+
+def regs_of_last_launch() -> tuple[int, int]:
+    kernel = list(K._bwd.cache.values())[-1].kernel
+    return kernel.n_regs, kernel.n_spills
+
+
+def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    a, b = a.float(), b.float()
+    return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
+
+
+def run_case(is_rms: bool, n: int, sms: int, copy_gbs: float) -> list[dict]:
+    m = T.rows_for(n)
+    x, w, b, dy = T.make_inputs(m, n, is_rms=is_rms)
+    _, _, mean, rstd = T.run_fwd(x, w, b, is_rms)
+    nbytes = T.bwd_bytes(m, n, 2, is_rms)
+    base = T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms)
+    rows = []
+    for cfg in [C.norm_bwd_config(n, 2, torch.cuda.current_device(), is_rms), *wide_variants(n, sms)]:
+        try:
+            got = T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
+        except Exception as e:  # a variant past a resource limit
+            print(f"  skip {T.fmt_cfg(cfg)}: {type(e).__name__}: {str(e)[:80]}", flush=True)
+            continue
+        regs, spills = regs_of_last_launch()
+        errs = {name: max_rel(got[i], base[i]) for name, i in (("dx", 0), ("dw", 2), ("db", 3)) if got[i] is not None}
+        t = T.bench(lambda cfg=cfg: T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg), rep=20)
+        pct = nbytes / t / 1e6 / copy_gbs * 100
+        rows.append(dict(op="RMS" if is_rms else "LN", n=n, rows=m, cfg=T.fmt_cfg(cfg), config=list(cfg), pct=pct,
+                         us=t * 1e3, regs=regs, spills=spills, errs=errs))
+        print(f"  {rows[-1]['op']} N={n} {rows[-1]['cfg']:40s} {pct:5.1f}%  {t * 1e3:8.1f} us  regs {regs:3d} "
+              f"spills {spills:5d}  " + " ".join(f"{k} {v:.1e}" for k, v in errs.items()), flush=True)
+    return rows
+
+
+def inductor_code(out_dir: str) -> None:
+    code = """
+import torch, torch.nn.functional as F
+x = torch.randn(32768, 16384, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+w = torch.randn(16384, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+f = torch.compile(lambda x, w: F.rms_norm(x, (16384,), w, 1e-6))
+y = f(x, w)
+torch.autograd.grad(y, (x, w), torch.randn_like(y))
+torch.cuda.synchronize()
+"""
+    env = {**os.environ, "TORCH_LOGS": "output_code", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    Path(out_dir, "inductor_rms16384.py").write_text(res.stdout + res.stderr)
+    print(f"== inductor output code: {len(res.stderr)} chars (rc {res.returncode})", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ns", default="4096,8192,12288,16384")
+    ap.add_argument("--rms-ns", default="8192,12288,16384")
+    ap.add_argument("--inductor", action="store_true")
+    args = ap.parse_args()
+    out_dir = os.environ.get("OUT", ".")
+    t0 = time.perf_counter()
+    dev = torch.cuda.current_device()
+    sms = C.multiprocessor_count(dev)
+    plan = [(False, int(s)) for s in args.ns.split(",") if s] + [(True, int(s)) for s in args.rms_ns.split(",") if s]
+    items = [(r, n, T.rows_for(n), "bwd", c) for r, n in plan for c in wide_variants(n, sms)]
+    T.precompile(items)
+    copy_gbs = T.copy_bandwidth()
+    print(f"device {torch.cuda.get_device_name()} ({sms} SMs); copy {copy_gbs:.0f} GB/s", flush=True)
+    rows = []
+    for is_rms, n in plan:
+        rows += run_case(is_rms, n, sms, copy_gbs)
+        torch.cuda.empty_cache()
+    Path(out_dir, "wide_bwd_ab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), copy=copy_gbs,
+                                                               rows=rows), indent=1))
+    if args.inductor:
+        inductor_code(out_dir)
+    print(f"== summary ({time.perf_counter() - t0:.0f} s): current config vs best whole-row variant, % of copy")
+    for is_rms, n in plan:
+        rs = [r for r in rows if r["n"] == n and r["op"] == ("RMS" if is_rms else "LN")]
+        if not rs:
+            continue
+        cur, alts = rs[0], sorted(rs[1:], key=lambda r: -r["pct"])
+        best = alts[0] if alts else None
+        print(f"{cur['op']:3s} N={n:6d}  current {cur['pct']:5.1f}% ({cur['cfg']}, {cur['regs']}r/{cur['spills']}s)"
+              + (f"  whole-row {best['pct']:5.1f}% ({best['cfg']}, {best['regs']}r/{best['spills']}s, dx err "
+                 f"{best['errs']['dx']:.1e})" if best else ""))
+
+
+if __name__ == "__main__":
+    main()
