@@ -3,7 +3,8 @@ current (chunked) configs, kernels only, in one process on the GPU machine::
 
     PYTHONPATH=src python3 benchmarks/scripts/ln_wide_bwd_ab.py [--ns 8192,16384] [--rms-ns ...] [--inductor]
 
-For each N: the current config, then every variant of :func:`wide_variants`; each variant's dx/dw/db are
+For each N: the current config, then every variant of :func:`wide_variants` (``--all``: of the whole backward
+sweep, ``tune_norms.bwd_variants``); each variant's dx/dw/db are
 checked against the current config's (bf16 x of shape (rows, N)), then timed with ``do_bench`` (median, L2
 flushed) as % of the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
 ``--inductor`` also writes torch.compile's generated code for the RMSNorm backward at N = 16384 to
@@ -54,14 +55,16 @@ def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:
     return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
 
 
-def run_case(is_rms: bool, n: int, sms: int, copy_gbs: float) -> list[dict]:
+def run_case(is_rms: bool, n: int, sms: int, copy_gbs: float, variants, passes: int) -> list[dict]:
+    """The current config and ``variants(n, sms)``: each checked against the current config's results, then timed in
+    ``passes`` interleaved passes over all of them (the median of the passes is reported)."""
     m = T.rows_for(n)
     x, w, b, dy = T.make_inputs(m, n, is_rms=is_rms)
     _, _, mean, rstd = T.run_fwd(x, w, b, is_rms)
     nbytes = T.bwd_bytes(m, n, 2, is_rms)
     base = T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms)
-    rows = []
-    for cfg in [C.norm_bwd_config(n, 2, torch.cuda.current_device(), is_rms), *wide_variants(n, sms)]:
+    rows, runs = [], []
+    for cfg in [C.norm_bwd_config(n, 2, torch.cuda.current_device(), is_rms), *variants(n, sms)]:
         try:
             got = T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
         except Exception as e:  # a variant past a resource limit
@@ -69,12 +72,17 @@ def run_case(is_rms: bool, n: int, sms: int, copy_gbs: float) -> list[dict]:
             continue
         regs, spills = regs_of_last_launch()
         errs = {name: max_rel(got[i], base[i]) for name, i in (("dx", 0), ("dw", 2), ("db", 3)) if got[i] is not None}
-        t = T.bench(lambda cfg=cfg: T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg), rep=20)
-        pct = nbytes / t / 1e6 / copy_gbs * 100
-        rows.append(dict(op="RMS" if is_rms else "LN", n=n, rows=m, cfg=T.fmt_cfg(cfg), config=list(cfg), pct=pct,
-                         us=t * 1e3, regs=regs, spills=spills, errs=errs))
-        print(f"  {rows[-1]['op']} N={n} {rows[-1]['cfg']:40s} {pct:5.1f}%  {t * 1e3:8.1f} us  regs {regs:3d} "
-              f"spills {spills:5d}  " + " ".join(f"{k} {v:.1e}" for k, v in errs.items()), flush=True)
+        rows.append(dict(op="RMS" if is_rms else "LN", n=n, rows=m, cfg=T.fmt_cfg(cfg), config=list(cfg),
+                         regs=regs, spills=spills, errs=errs, times_us=[]))
+        runs.append(lambda cfg=cfg: T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg))
+    for _ in range(passes):
+        for row, fn in zip(rows, runs, strict=True):
+            row["times_us"].append(T.bench(fn, rep=20) * 1e3)
+    for row in rows:
+        row["us"] = sorted(row["times_us"])[len(row["times_us"]) // 2]
+        row["pct"] = nbytes / row["us"] / 1e3 / copy_gbs * 100
+        print(f"  {row['op']} N={n} {row['cfg']:40s} {row['pct']:5.1f}%  {row['us']:8.1f} us  regs {row['regs']:3d} "
+              f"spills {row['spills']:5d}  " + " ".join(f"{k} {v:.1e}" for k, v in row["errs"].items()), flush=True)
     return rows
 
 
@@ -99,25 +107,28 @@ def main() -> None:
     ap.add_argument("--ns", default="4096,8192,12288,16384")
     ap.add_argument("--rms-ns", default="8192,12288,16384")
     ap.add_argument("--inductor", action="store_true")
+    ap.add_argument("--all", action="store_true", help="tune_norms.bwd_variants (the whole sweep) instead")
+    ap.add_argument("--passes", type=int, default=1, help="interleaved timing passes (median reported)")
     args = ap.parse_args()
     out_dir = os.environ.get("OUT", ".")
     t0 = time.perf_counter()
     dev = torch.cuda.current_device()
     sms = C.multiprocessor_count(dev)
     plan = [(False, int(s)) for s in args.ns.split(",") if s] + [(True, int(s)) for s in args.rms_ns.split(",") if s]
-    items = [(r, n, T.rows_for(n), "bwd", c) for r, n in plan for c in wide_variants(n, sms)]
+    variants = (lambda n, sms: T.bwd_variants(n, sms)[1:]) if args.all else wide_variants
+    items = [(r, n, T.rows_for(n), "bwd", c) for r, n in plan for c in variants(n, sms)]
     T.precompile(items)
     copy_gbs = T.copy_bandwidth()
     print(f"device {torch.cuda.get_device_name()} ({sms} SMs); copy {copy_gbs:.0f} GB/s", flush=True)
     rows = []
     for is_rms, n in plan:
-        rows += run_case(is_rms, n, sms, copy_gbs)
+        rows += run_case(is_rms, n, sms, copy_gbs, variants, args.passes)
         torch.cuda.empty_cache()
     Path(out_dir, "wide_bwd_ab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), copy=copy_gbs,
                                                                rows=rows), indent=1))
     if args.inductor:
         inductor_code(out_dir)
-    print(f"== summary ({time.perf_counter() - t0:.0f} s): current config vs best whole-row variant, % of copy")
+    print(f"== summary ({time.perf_counter() - t0:.0f} s): current config vs the best variant, % of copy")
     for is_rms, n in plan:
         rs = [r for r in rows if r["n"] == n and r["op"] == ("RMS" if is_rms else "LN")]
         if not rs:
@@ -125,7 +136,7 @@ def main() -> None:
         cur, alts = rs[0], sorted(rs[1:], key=lambda r: -r["pct"])
         best = alts[0] if alts else None
         print(f"{cur['op']:3s} N={n:6d}  current {cur['pct']:5.1f}% ({cur['cfg']}, {cur['regs']}r/{cur['spills']}s)"
-              + (f"  whole-row {best['pct']:5.1f}% ({best['cfg']}, {best['regs']}r/{best['spills']}s, dx err "
+              + (f"  best {best['pct']:5.1f}% ({best['cfg']}, {best['regs']}r/{best['spills']}s, dx err "
                  f"{best['errs']['dx']:.1e})" if best else ""))
 
 

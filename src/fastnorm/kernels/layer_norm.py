@@ -296,6 +296,11 @@ def _norm_bwd_kernel(
                 g = dy * w
             else:
                 g = dy
+            # The parameter sums first: dy is dead before the row reductions, which g and x̂ alone cross.
+            if HAS_W:
+                dw_acc += dy * xhat
+            if HAS_B:
+                db_acc += dy
             c1 = tl.sum(rounded_prod(g, xhat), axis=1) / N
             if IS_RMS:
                 dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
@@ -316,10 +321,6 @@ def _norm_bwd_kernel(
             tl.store(DX + rows64[:, None] * stride_dx + cols, dx, mask=mask)
             if HAS_DRES:
                 tl.store(DRES + rows64[:, None] * stride_dres + cols, dx, mask=mask)
-            if HAS_W:
-                dw_acc += dy * xhat
-            if HAS_B:
-                db_acc += dy
         if HAS_W:
             tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0, keep_dims=True), mask=col_mask)
         if HAS_B:
