@@ -80,31 +80,31 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 #: (0 = one program per tile)[, w_in_loop]). Other dtypes and N use the rules below.
 NORM_TUNED: dict[tuple[str, bool, int], tuple] = {
     ("fwd", False, 128): (16, 128, False, 2, 1, 0),  # 47.4% of copy
-    ("bwd", False, 128): (32, 128, False, 8, 3, 1),  # 30.1% (session 7; was 64×128 w16: 17.4)
+    ("bwd", False, 128): (64, 128, False, 16, 1, 1),  # 32.5% (session 7: 17-20, host-bound, no winner twice)
     ("fwd", False, 256): (8, 256, False, 2, 1, 0),  # 59.5% of copy
-    ("bwd", False, 256): (16, 256, False, 8, 1, 2),  # 44.8% (session 7; was 32×256 w16 1/SM: 39.7)
+    ("bwd", False, 256): (16, 256, False, 8, 1, 2),  # 44.8 / 36.0% (session 7; was 32×256 w16 1/SM: 39.7 / 29.3)
     ("fwd", False, 512): (4, 512, False, 2, 1, 0),  # 75.9% of copy
-    ("bwd", False, 512): (4, 512, False, 4, 1, 4),  # 59.5% (session 7; was 16×512 w16 1/SM: 49.0)
+    ("bwd", False, 512): (4, 512, False, 4, 1, 4),  # 59.5 / 59.2% (session 7; was 16×512 w16 1/SM: 49.0)
     ("fwd", False, 1024): (4, 1024, False, 4, 1, 0),  # 85.2% of copy
-    ("bwd", False, 1024): (2, 1024, False, 4, 1, 4),  # 72.0% (session 7; was 8×1024 w16 1/SM: 55.7)
+    ("bwd", False, 1024): (2, 1024, False, 4, 1, 4),  # 72.0 / 71.4% (session 7; was 8×1024 w16 1/SM: 55.7)
     ("fwd", False, 2048): (1, 2048, False, 2, 1, 0),  # 91.9% of copy
-    ("bwd", False, 2048): (1, 2048, False, 4, 3, 4),  # 77.4% (session 7; was 2×2048 w8 2/SM: 72.4)
+    ("bwd", False, 2048): (1, 2048, False, 4, 3, 4),  # 77.4 / 77.7% (session 7; was 2×2048 w8 2/SM: 72.4)
     ("fwd", False, 4096): (1, 4096, False, 4, 1, 0),  # 94.6% of copy
     ("bwd", False, 4096): (1, 4096, False, 8, 3, 2),  # 78.5% of copy
     ("fwd", False, 8192): (1, 8192, False, 8, 1, 0),  # 86.9% of copy
     ("bwd", False, 8192): (1, 8192, False, 16, 3, 1),  # 76.2% of copy
     ("fwd", False, 16384): (1, 16384, False, 16, 1, 0),  # 91.1% of copy (run 1; 64 registers again since run 4)
-    ("bwd", False, 16384): (1, 16384, False, 8, 1, 1, True),  # 48.2% (chunked 4×4096: 45.0); H100 58.3 (46.1)
+    ("bwd", False, 16384): (1, 16384, False, 8, 1, 1, True),  # 63.8% (chunked 4×4096: 45.0), 108 B spills
     ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # 76.3% of copy
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 65536): (1, 4096, True, 8, 3, 4),  # 55.5% of copy
     ("bwd", False, 65536): (4, 4096, True, 16, 3, 1),  # 39.3% of copy
     ("fwd", True, 128): (32, 128, False, 4, 1, 0),  # 51.8% of copy
-    ("bwd", True, 128): (64, 128, False, 16, 3, 1),  # 41.0% (session 7; was 1 stage: 35.4)
+    ("bwd", True, 128): (64, 128, False, 16, 1, 1),  # 36.6% (session 7: 27-35, host-bound, no winner twice)
     ("fwd", True, 256): (8, 256, False, 2, 1, 0),  # 64.7% of copy
-    ("bwd", True, 256): (32, 256, False, 16, 3, 1),  # 51.7% (session 7; was 1 stage: 46.1)
+    ("bwd", True, 256): (32, 256, False, 16, 3, 1),  # 51.7 / 45.6% in two runs (session 7; was 1 stage: 46.1 / 44.9)
     ("fwd", True, 512): (4, 512, False, 2, 1, 0),  # 77.9% of copy
-    ("bwd", True, 512): (4, 512, False, 4, 3, 4),  # 70.4% (session 7; was 16×512 w32 1/SM: 61.3)
+    ("bwd", True, 512): (4, 512, False, 4, 3, 4),  # 70.4 / 70.2% (session 7; was 16×512 w32 1/SM: 61.3)
     ("fwd", True, 1024): (2, 1024, False, 2, 1, 0),  # 88.9% of copy
     ("bwd", True, 1024): (2, 1024, False, 4, 3, 4),  # 74.5% of copy
     ("fwd", True, 2048): (1, 2048, False, 4, 1, 0),  # 93.5% of copy
@@ -114,7 +114,7 @@ NORM_TUNED: dict[tuple[str, bool, int], tuple] = {
     ("fwd", True, 8192): (1, 8192, False, 8, 1, 0),  # 96.5% of copy
     ("bwd", True, 8192): (1, 8192, False, 16, 3, 1),  # 96.8% of copy
     ("fwd", True, 16384): (1, 16384, False, 32, 1, 0),  # 91.2% of copy
-    ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 77.0% (chunked 4×4096: 57.9); H100 89.4 (55.3)
+    ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
     ("fwd", True, 32768): (1, 32768, False, 32, 2, 4),  # 90.3% of copy
     ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),  # 46.8% of copy
     ("fwd", True, 65536): (1, 16384, True, 16, 3, 2),  # 75.9% of copy
