@@ -1,15 +1,17 @@
-"""A/B of whole-row LayerNorm/RMSNorm backward configs at large N (past ``NORM_BWD_FUSED_MAX``) against the
-current (chunked) configs, kernels only, in one process on the GPU machine::
+"""A/B of LayerNorm/RMSNorm launch configs against the current ones, kernels only, in one process on the GPU
+machine::
 
-    PYTHONPATH=src python3 benchmarks/scripts/ln_wide_bwd_ab.py [--ns 8192,16384] [--rms-ns ...] [--inductor]
+    PYTHONPATH=src python3 benchmarks/scripts/norm_configs_ab.py [--ns 8192,16384] [--rms-ns ...] [--all | --fwd]
+        [--passes 2] [--inductor]
 
-For each N: the current config, then every variant of :func:`wide_variants` (``--all``: of the whole backward
-sweep, ``tune_norms.bwd_variants``); each variant's dx/dw/db are
-checked against the current config's (bf16 x of shape (rows, N)), then timed with ``do_bench`` (median, L2
-flushed) as % of the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
-``--inductor`` also writes torch.compile's generated code for the RMSNorm backward at N = 16384 to
-``$OUT/inductor_rms16384.py`` (what its fused backward looks like). Prints a table last; writes
-``$OUT/wide_bwd_ab.json``.
+For each N: the current config, then every variant — by default the backward's whole-row variants of
+:func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``), with ``--all`` the whole backward sweep
+(``tune_norms.bwd_variants``), with ``--fwd`` the forward sweep (``tune_norms.fwd_variants``). Each variant's outputs
+are checked against the current config's (bf16 x of shape (rows, N)), then all are timed with ``do_bench`` (median, L2
+flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of the copy bandwidth on the
+fewest bytes. Registers and spills come from the compiled kernel. ``--inductor`` also writes torch.compile's
+generated code for the RMSNorm backward at N = 16384 to ``$OUT/inductor_rms16384.py``. Prints a table last; writes
+``$OUT/norm_configs_ab.json``.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ def wide_variants(n: int, sms: int) -> list[C.NormConfig]:
     return out
 
 
-def regs_of_last_launch() -> tuple[int, int]:
-    kernel = list(K._bwd.cache.values())[-1].kernel
+def regs_of_last_launch(launcher) -> tuple[int, int]:
+    kernel = list(launcher.cache.values())[-1].kernel
     return kernel.n_regs, kernel.n_spills
 
 
@@ -55,34 +57,47 @@ def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:
     return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
 
 
-def run_case(is_rms: bool, n: int, sms: int, copy_gbs: float, variants, passes: int) -> list[dict]:
-    """The current config and ``variants(n, sms)``: each checked against the current config's results, then timed in
-    ``passes`` interleaved passes over all of them (the median of the passes is reported)."""
+def run_case(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, variants, passes: int) -> list[dict]:
+    """The current config and ``variants(n, sms)`` of direction ``kind``: each checked against the current config's
+    results, then timed in ``passes`` interleaved passes over all of them (the median of the passes is reported)."""
     m = T.rows_for(n)
     x, w, b, dy = T.make_inputs(m, n, is_rms=is_rms)
     _, _, mean, rstd = T.run_fwd(x, w, b, is_rms)
-    nbytes = T.bwd_bytes(m, n, 2, is_rms)
-    base = T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms)
+    dev = torch.cuda.current_device()
+    if kind == "fwd":
+        nbytes, launcher = T.fwd_bytes(m, n, 2, is_rms), K._fwd
+        current, names = C.norm_fwd_config(n, 2, dev, is_rms), (("y", 0), ("rstd", 3))
+
+        def run(cfg=None):
+            return T.run_fwd(x, w, b, is_rms, cfg)
+    else:
+        nbytes, launcher = T.bwd_bytes(m, n, 2, is_rms), K._bwd
+        current, names = C.norm_bwd_config(n, 2, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
+
+        def run(cfg=None):
+            return T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
+    base = run()
     rows, runs = [], []
-    for cfg in [C.norm_bwd_config(n, 2, torch.cuda.current_device(), is_rms), *variants(n, sms)]:
+    for cfg in [current, *variants(n, sms)]:
         try:
-            got = T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
+            got = run(cfg)
         except Exception as e:  # a variant past a resource limit
             print(f"  skip {T.fmt_cfg(cfg)}: {type(e).__name__}: {str(e)[:80]}", flush=True)
             continue
-        regs, spills = regs_of_last_launch()
-        errs = {name: max_rel(got[i], base[i]) for name, i in (("dx", 0), ("dw", 2), ("db", 3)) if got[i] is not None}
-        rows.append(dict(op="RMS" if is_rms else "LN", n=n, rows=m, cfg=T.fmt_cfg(cfg), config=list(cfg),
+        regs, spills = regs_of_last_launch(launcher)
+        errs = {name: max_rel(got[i], base[i]) for name, i in names if got[i] is not None}
+        rows.append(dict(op="RMS" if is_rms else "LN", kind=kind, n=n, rows=m, cfg=T.fmt_cfg(cfg), config=list(cfg),
                          regs=regs, spills=spills, errs=errs, times_us=[]))
-        runs.append(lambda cfg=cfg: T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg))
+        runs.append(lambda cfg=cfg: run(cfg))
     for _ in range(passes):
         for row, fn in zip(rows, runs, strict=True):
             row["times_us"].append(T.bench(fn, rep=20) * 1e3)
     for row in rows:
         row["us"] = sorted(row["times_us"])[len(row["times_us"]) // 2]
         row["pct"] = nbytes / row["us"] / 1e3 / copy_gbs * 100
-        print(f"  {row['op']} N={n} {row['cfg']:40s} {row['pct']:5.1f}%  {row['us']:8.1f} us  regs {row['regs']:3d} "
-              f"spills {row['spills']:5d}  " + " ".join(f"{k} {v:.1e}" for k, v in row["errs"].items()), flush=True)
+        errs = " ".join(f"{k} {v:.1e}" for k, v in row["errs"].items())
+        print(f"  {row['op']} {kind} N={n} {row['cfg']:40s} {row['pct']:5.1f}%  {row['us']:8.1f} us  regs "
+              f"{row['regs']:3d} spills {row['spills']:5d}  {errs}", flush=True)
     return rows
 
 
@@ -108,6 +123,7 @@ def main() -> None:
     ap.add_argument("--rms-ns", default="8192,12288,16384")
     ap.add_argument("--inductor", action="store_true")
     ap.add_argument("--all", action="store_true", help="tune_norms.bwd_variants (the whole sweep) instead")
+    ap.add_argument("--fwd", action="store_true", help="tune_norms.fwd_variants (the forward sweep) instead")
     ap.add_argument("--passes", type=int, default=1, help="interleaved timing passes (median reported)")
     args = ap.parse_args()
     out_dir = os.environ.get("OUT", ".")
@@ -115,16 +131,24 @@ def main() -> None:
     dev = torch.cuda.current_device()
     sms = C.multiprocessor_count(dev)
     plan = [(False, int(s)) for s in args.ns.split(",") if s] + [(True, int(s)) for s in args.rms_ns.split(",") if s]
-    variants = (lambda n, sms: T.bwd_variants(n, sms)[1:]) if args.all else wide_variants
-    items = [(r, n, T.rows_for(n), "bwd", c) for r, n in plan for c in variants(n, sms)]
+    kind = "fwd" if args.fwd else "bwd"
+    if args.fwd:
+        def variants(n, sms):
+            return T.fwd_variants(n, sms)[1:]
+    elif args.all:
+        def variants(n, sms):
+            return T.bwd_variants(n, sms)[1:]
+    else:
+        variants = wide_variants
+    items = [(r, n, T.rows_for(n), kind, c) for r, n in plan for c in variants(n, sms)]
     T.precompile(items)
     copy_gbs = T.copy_bandwidth()
     print(f"device {torch.cuda.get_device_name()} ({sms} SMs); copy {copy_gbs:.0f} GB/s", flush=True)
     rows = []
     for is_rms, n in plan:
-        rows += run_case(is_rms, n, sms, copy_gbs, variants, args.passes)
+        rows += run_case(kind, is_rms, n, sms, copy_gbs, variants, args.passes)
         torch.cuda.empty_cache()
-    Path(out_dir, "wide_bwd_ab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), copy=copy_gbs,
+    Path(out_dir, "norm_configs_ab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), copy=copy_gbs,
                                                                rows=rows), indent=1))
     if args.inductor:
         inductor_code(out_dir)
@@ -136,8 +160,8 @@ def main() -> None:
         cur, alts = rs[0], sorted(rs[1:], key=lambda r: -r["pct"])
         best = alts[0] if alts else None
         print(f"{cur['op']:3s} N={n:6d}  current {cur['pct']:5.1f}% ({cur['cfg']}, {cur['regs']}r/{cur['spills']}s)"
-              + (f"  best {best['pct']:5.1f}% ({best['cfg']}, {best['regs']}r/{best['spills']}s, dx err "
-                 f"{best['errs']['dx']:.1e})" if best else ""))
+              + (f"  best {best['pct']:5.1f}% ({best['cfg']}, {best['regs']}r/{best['spills']}s, err "
+                 f"{max(best['errs'].values()):.1e})" if best else ""))
 
 
 if __name__ == "__main__":
