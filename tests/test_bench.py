@@ -145,6 +145,28 @@ def test_perf_table_speedup_and_notes():
     assert "2 (100%)" in row_a
 
 
+def test_host_bound_cells_are_marked():
+    """A record whose host time per call reaches HOST_BOUND_FRACTION of its measured time is marked in the tables,
+    the notes and the report's headline; one below it, or without a host time (CPU timing), is not."""
+    from fastnorm.report import _headline_cell
+
+    frac = common.HOST_BOUND_FRACTION
+    bound = common.finish_record(common.record(impl="fastnorm", label="a"), 0.1, 10**6, 2.0, host_ms=0.1 * frac)
+    free = common.finish_record(common.record(impl="torch", label="a"), 0.2, 10**6, 2.0, host_ms=0.2 * frac * 0.99)
+    untimed = common.finish_record(common.record(impl="liger", label="a"), 0.3, 10**6, 2.0)
+    assert common.host_bound(bound) and not common.host_bound(free) and not common.host_bound(untimed)
+    assert bound["host_ms"] == 0.1 * frac and "host_ms" not in untimed
+    text = common.perf_table([bound, free, untimed], lambda r: r["label"], ["fastnorm", "torch", "liger"])
+    row = next(line for line in text.splitlines() if line.startswith("| a "))
+    assert row.count(common.HOST_MARK) == 1 and f"(%){common.HOST_MARK}" not in row
+    assert f"({bound['pct_copy']:.0f}%){common.HOST_MARK}" in row
+    assert f"{common.HOST_MARK} host-bound" in text and "fastnorm 1 cells" in text
+    assert _headline_cell({"fastnorm": bound, "torch": free}) == f"{bound['pct_copy']:.0f}{common.HOST_MARK} / " \
+        f"{free['pct_copy']:.0f} e"
+    assert _headline_cell({"fastnorm": free, "torch": bound}).endswith(f"{common.HOST_MARK} e")
+    assert common.Timer("cpu").host_ms(lambda: None) is None
+
+
 def test_markdown_table_alignment():
     text = common.markdown_table(["a", "long header"], [["1", "2"], ["333", "4"]])
     widths = {len(line) for line in text.splitlines()}

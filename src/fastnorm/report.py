@@ -110,6 +110,20 @@ def _pct(rec: dict | None) -> float | None:
     return rec.get("pct_copy") if rec and rec["status"] == "ok" else None
 
 
+def _headline_cell(recs: dict[str, dict]) -> str:
+    """"fastnorm / best peer letter" in % of copy, each marked when its time was set by the host."""
+    def pct(rec):
+        return f"{_pct(rec):.0f}" + (common.HOST_MARK if common.host_bound(rec) else "")
+
+    mine = recs.get(common.FASTNORM)
+    peers = [(_pct(r), i) for i, r in recs.items() if i != common.FASTNORM and _pct(r) is not None]
+    text = pct(mine) if _pct(mine) is not None else "–"
+    if peers:
+        best = max(peers)[1]
+        text += f" / {pct(recs[best])} {PEER_LETTER.get(best, best)}"
+    return text
+
+
 def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16") -> str | None:
     """% of copy bandwidth, fastnorm / best peer (with its letter), over the (49152, N) sweep."""
     rows, ns_present = [], set()
@@ -128,12 +142,7 @@ def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16") -> str | None
                 if not recs:
                     continue
                 ns_present.add(n)
-                mine = _pct(recs.get(common.FASTNORM))
-                peers = [(_pct(r), i) for i, r in recs.items() if i != common.FASTNORM and _pct(r) is not None]
-                best = max(peers) if peers else None
-                text = f"{mine:.0f}" if mine is not None else "–"
-                text += f" / {best[0]:.0f} {PEER_LETTER.get(best[1], best[1])}" if best else ""
-                cells[n] = text
+                cells[n] = _headline_cell(recs)
             name = ("LN " if suite == "layernorm" else "RMS ") + direction
             rows.append((name, cells))
     if not rows:
@@ -159,12 +168,7 @@ def headline_bn(doc: dict | None, dtype: str = "bfloat16") -> str | None:
         for label, per_mode in by_label.items():
             cells = []
             for m in modes:
-                recs = per_mode.get(m, {})
-                mine = _pct(recs.get(common.FASTNORM))
-                peers = [(_pct(r), i) for i, r in recs.items() if i != common.FASTNORM and _pct(r) is not None]
-                best = max(peers) if peers else None
-                text = f"{mine:.0f}" if mine is not None else "–"
-                cells.append(text + (f" / {best[0]:.0f} {PEER_LETTER.get(best[1], best[1])}" if best else ""))
+                cells.append(_headline_cell(per_mode.get(m, {})))
             body.append([label, layout, *cells])
     if not body:
         return None
@@ -230,6 +234,9 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
                 lines += ["LayerNorm / RMSNorm, x of shape (49152, N):", "", head, ""]
             if bn_head:
                 lines += ["BatchNorm2d, bfloat16 input, float32 parameters:", "", bn_head, ""]
+            lines += [f"{common.HOST_MARK}: host-bound, the call's host time is at least "
+                      f"{common.HOST_BOUND_FRACTION:.0%} of the measured time, so the figure depends on the machine's "
+                      "CPU (suites run before this marker existed carry none).", ""]
 
     lines += ["## Correctness: `fastnorm check`", ""]
     if rows is None:

@@ -6,6 +6,13 @@ How a figure is made (``../shared/BENCHMARKS.md``'s protocol)
   buffer before every timed call, so no input starts in L2 (the suites therefore need no buffer rotation),
   times each call with CUDA events, and the median is reported. On a CPU (used only to test this harness:
   such figures are never reported as speed) the median of ``time.perf_counter`` over repeated calls.
+* **Host time.** On CUDA each record also gets ``host_ms``: the median host (CPU) time of one call over
+  ``HOST_CALLS`` back-to-back calls (nothing waits on the GPU between them: the Python and launch work alone).
+  Where it reaches ``HOST_BOUND_FRACTION`` of the measured time, tables mark the cell with ``HOST_MARK``: calls
+  like it back to back (a training loop) keep the GPU waiting on the host. Inside ``do_bench`` the L2 flush before
+  each call hides host time up to the flush's own duration (~70 us for 256 MiB on an H200); past that, the figure
+  itself includes host time. Host speed differs between machines (several-fold for the same Python code), which
+  moves the marked rows between runs on different machines.
 * **Copy ceiling.** ``dst.copy_(src)`` on a 1 GiB tensor in the same process; bytes = read + written.
 * **Bytes.** The fewest the op must move, the same count for every implementation (formulas below);
   GB/s = bytes / median time, and % of the copy bandwidth.
@@ -202,6 +209,22 @@ class Timer:
 
             return float(triton.testing.do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, return_mode="median"))
         return self._cpu(fn)
+
+    def host_ms(self, fn: Callable[[], Any], calls: int = 0) -> float | None:
+        """Median host time of one call (ms) over back-to-back calls, the GPU never waited on; None on a CPU
+        (where host time is the whole time)."""
+        if self.device.type != "cuda":
+            return None
+        calls = calls or HOST_CALLS
+        fn()
+        torch.cuda.synchronize(self.device)
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+        torch.cuda.synchronize(self.device)
+        return float(statistics.median(times))
 
     def _cpu(self, fn: Callable[[], Any]) -> float:
         fn()
@@ -407,9 +430,10 @@ class Measurer:
             return self.skip(rec, reason)
         try:
             ms = self.timer(fn)
+            host = self.timer.host_ms(fn)
         except Exception as exc:  # recorded, and the suite goes on
             return self.fail(rec, exc)
-        finish_record(rec, ms, nbytes, self.copy_gbps)
+        finish_record(rec, ms, nbytes, self.copy_gbps, host)
         self._tick()
         return rec
 
@@ -449,10 +473,17 @@ def record(**fields: Any) -> dict:
     return fields
 
 
-def finish_record(rec: dict, ms: float, nbytes: int, copy_gbps: float) -> dict:
+def finish_record(rec: dict, ms: float, nbytes: int, copy_gbps: float, host_ms: float | None = None) -> dict:
     rec.update(status="ok", ms=ms, bytes=nbytes, gbps=gbps(nbytes, ms),
                pct_copy=100.0 * gbps(nbytes, ms) / copy_gbps if copy_gbps > 0 else None)
+    if host_ms is not None:
+        rec.update(host_ms=host_ms, host_bound=host_ms >= HOST_BOUND_FRACTION * ms)
     return rec
+
+
+def host_bound(rec: dict | None) -> bool:
+    """The record's time was set by the host (see the module docstring); False where not measured."""
+    return bool(rec and rec.get("status") == "ok" and rec.get("host_bound"))
 
 
 def write_json(doc: dict, path: Path | str) -> Path:
@@ -493,6 +524,10 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 FASTNORM = "fastnorm"
 MISMATCH_MARK = "!"
+HOST_MARK = "ʰ"
+#: Calls whose host time is measured per record, and the share of the measured time from which it is host-bound.
+HOST_CALLS = 25
+HOST_BOUND_FRACTION = 0.9
 
 
 def _cell(rec: dict | None) -> str:
@@ -502,7 +537,7 @@ def _cell(rec: dict | None) -> str:
         pct = rec.get("pct_copy")
         bw = f"{rec['gbps']:.0f}" if rec["gbps"] >= 100 else f"{rec['gbps']:.3g}"
         text = f"{bw} ({pct:.0f}%)" if pct is not None else bw
-        return text + (MISMATCH_MARK if rec.get("mismatch") else "")
+        return text + (HOST_MARK if host_bound(rec) else "") + (MISMATCH_MARK if rec.get("mismatch") else "")
     if rec["status"] == "error":
         return "error"
     return "–"
@@ -562,6 +597,15 @@ def table_notes(records: Sequence[dict]) -> list[str]:
     for msg, labels in seen.items():
         where = ", ".join(dict.fromkeys(x for x in labels if x))
         out.append(f"- {msg}" + (f" (at {where})" if where and len(labels) < 6 else f" ({len(labels)} cases)"))
+    bound: dict[str, int] = {}
+    for r in records:
+        if host_bound(r):
+            bound[r["impl"]] = bound.get(r["impl"], 0) + 1
+    if bound:
+        who = ", ".join(f"{impl} {k}" for impl, k in bound.items())
+        out.append(f"- {HOST_MARK} host-bound: one call's host time (median of {HOST_CALLS} back-to-back calls) is at "
+                   f"least {HOST_BOUND_FRACTION:.0%} of the measured time: back to back, such calls keep the GPU "
+                   f"waiting, and the figure depends on this machine's CPU ({who} cells)")
     return out
 
 
