@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -219,6 +220,40 @@ def test_run_suite_in_a_subprocess_and_its_timeout(tmp_path, monkeypatch):
     monkeypatch.setitem(report.SUITE_BUDGET["quick"], "layernorm", 1.0)
     res = report.run_suite("layernorm", tmp_path, quick=True)
     assert res["problem"].startswith("killed after 2 s") and "doc" not in res and res["elapsed_s"] < 30
+
+
+def test_terminated_report_takes_its_suite_down(tmp_path):
+    """The suite subprocess has a session of its own; when the report is terminated (an outer `timeout` sends
+    SIGTERM), the suite must not live on and keep using the GPU under whatever runs next."""
+    import signal
+    import time
+
+    pid_file = tmp_path / "suite.pid"
+    driver = f"""
+import sys
+from pathlib import Path
+from fastnorm import report
+report._suite_command = lambda *a: [sys.executable, "-c",
+    "import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"]
+report.run_suite("layernorm", Path({str(tmp_path)!r}), quick=True)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", driver])
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    suite_pid = int(pid_file.read_text())
+    parent.send_signal(signal.SIGTERM)
+    assert parent.wait(timeout=30) == 128 + signal.SIGTERM
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(suite_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(suite_pid, signal.SIGKILL)
+        raise AssertionError("the suite outlived the terminated report")
 
 
 def test_report_assembles_earlier_results_with_reuse(tiny_battery, tmp_path, monkeypatch, device):

@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -74,6 +75,19 @@ def _json_name(suite: str) -> str:
     return f"{suite}.json"
 
 
+def _exit_on_signal(signum, _frame):
+    raise SystemExit(128 + signum)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process group of ``proc`` (started with ``start_new_session``), then reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:  # it ended just now
+        pass
+    proc.wait()
+
+
 def run_suite(suite: str, out: Path, quick: bool) -> dict:
     """Run one suite in a subprocess; returns ``{"suite", "returncode", "elapsed_s", "doc" | "problem"}``."""
     budget = SUITE_BUDGET["quick" if quick else "full"][suite]
@@ -84,16 +98,23 @@ def run_suite(suite: str, out: Path, quick: bool) -> dict:
         json_path.unlink()  # never report a previous run's figures
     print(f"\n=== {suite}: python {result['command']} (budget {budget:g} s)", flush=True)
     t0 = time.monotonic()
+    # The suite runs in a session of its own (so that a timeout kills its whole process group), which also means it
+    # would outlive this process: on Ctrl-C or SIGTERM (an outer `timeout`) it is killed first, or it would go on
+    # using the GPU under whatever runs next.
     proc = subprocess.Popen(cmd, start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal) if on_main_thread else None
     try:
         proc.wait(timeout=budget + GRACE_S)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:  # it ended just now
-            pass
-        proc.wait()
+        _kill_group(proc)
         result["problem"] = f"killed after {budget + GRACE_S:g} s (budget {budget:g} s + {GRACE_S:g} s grace)"
+    except BaseException:
+        _kill_group(proc)
+        raise
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, previous)
     result["returncode"] = proc.returncode
     result["elapsed_s"] = round(time.monotonic() - t0, 1)
     if json_path.exists():
