@@ -60,6 +60,20 @@ def test_check_rows_pass_on_a_tiny_battery(device):
     assert check.summary(rows) == f"{len(TINY)} passed, 0 failed"
 
 
+def test_check_in_worker_processes_gives_the_serial_rows(device):
+    """``jobs`` > 1 runs the cases in spawned processes (how a GPU check compiles its kernels on several cores); the
+    rows, their order and their errors equal the serial run's."""
+    serial = check.run_check(True, device, cases=TINY, show_progress=False, jobs=1)
+    parallel = check.run_check(True, device, cases=TINY, show_progress=False, jobs=2)
+    assert [r.to_dict() for r in parallel] == [r.to_dict() for r in serial]
+    assert check.default_jobs(torch.device("cpu")) == 1
+
+
+def test_check_rejects_zero_jobs(capsys):
+    assert cli_main(["check", "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err
+
+
 def test_check_exit_status(tiny_battery, monkeypatch, capsys, tmp_path, device):
     out = tmp_path / "rows.json"
     assert check.main(True, device, str(out), None) == 0

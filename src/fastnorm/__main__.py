@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     c.add_argument("--ops", help="comma list of layer_norm,rms_norm,batch_norm,'bn stages',module (default: all)")
     c.add_argument("--interpret", action="store_true", help="on a CPU, run the Triton kernels through the interpreter")
+    c.add_argument("--jobs", type=int, help="worker processes (default: up to 8 on a GPU, 1 on a CPU)")
 
     b = sub.add_parser("bench", help="run a benchmark suite (python -m fastnorm.bench SUITE --help)", add_help=False)
     b.add_argument("args", nargs=argparse.REMAINDER, help="SUITE and its options")
@@ -79,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fastnorm check: unknown --ops {', '.join(unknown)} (choose from {', '.join(check.RUNNERS)})",
                   file=sys.stderr)
             return 2
-        return check.main(args.quick, args.device, args.json, ops)
+        if args.jobs is not None and args.jobs < 1:
+            print(f"fastnorm check: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
+            return 2
+        return check.main(args.quick, args.device, args.json, ops, args.jobs)
 
     from . import report
 

@@ -21,6 +21,7 @@ this build are reported as skipped (one line per op), not failed.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -528,11 +529,48 @@ def run_case(case: Case, device: torch.device) -> CheckRow:
     return row
 
 
+def default_jobs(device: torch.device) -> int:
+    """Worker processes for the check: on a GPU about half the CPU cores, up to 8 (the time of a first check on a
+    machine goes into compiling kernels, one CPU core each); one on a CPU (the interpreter needs the cores)."""
+    if device.type != "cuda":
+        return 1
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
+def _run_case_in_worker(case: Case, device: str) -> CheckRow:
+    return run_case(case, torch.device(device))
+
+
+def _run_parallel(cases: Sequence[Case], device: torch.device, jobs: int, bar) -> list[CheckRow]:
+    """``run_case`` of every case in ``jobs`` spawned processes, rows in the cases' order; a case whose worker
+    died is a failure."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    rows: list[CheckRow | None] = [None] * len(cases)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_run_case_in_worker, c, str(device)): i for i, c in enumerate(cases)}
+        for f in as_completed(futures):
+            i = futures[f]
+            try:
+                rows[i] = f.result()
+            except BrokenProcessPool as exc:
+                c = cases[i]
+                rows[i] = CheckRow(c.op, c.variant, DTYPE_NAME[c.dtype], tuple(c.shape), status="fail",
+                                   message=f"the worker process running it died: {exc}"[:200])
+            if bar is not None:
+                bar.update(1)
+    return rows  # type: ignore[return-value]
+
+
 def run_check(quick: bool, device: torch.device | str | None = None, cases: Sequence[Case] | None = None,
-              show_progress: bool = True) -> list[CheckRow]:
-    """Run the battery (or ``cases``) on ``device`` (default: CUDA when present, else CPU). Ops missing from this
-    build give one ``skip`` row each instead of their cases."""
+              show_progress: bool = True, jobs: int | None = None) -> list[CheckRow]:
+    """Run the battery (or ``cases``) on ``device`` (default: CUDA when present, else CPU), in ``jobs`` worker
+    processes (default :func:`default_jobs`). Ops missing from this build give one ``skip`` row each instead of
+    their cases."""
     device = default_device() if device is None else torch.device(device)
+    jobs = default_jobs(device) if jobs is None else jobs
     cases = list(battery(quick, device) if cases is None else cases)
     rows: list[CheckRow] = []
     missing: dict[str, str | None] = {}
@@ -554,12 +592,15 @@ def run_check(quick: bool, device: torch.device | str | None = None, cases: Sequ
         bar = tqdm(total=len(runnable), desc="fastnorm check", file=sys.stderr, mininterval=0.5 if tty else 20.0,
                    dynamic_ncols=tty, ncols=None if tty else 100)
     try:
-        for c in runnable:
-            if bar is not None:
-                bar.set_postfix_str(f"{c.op} {DTYPE_NAME[c.dtype]} {c.shape}", refresh=False)
-            rows.append(run_case(c, device))
-            if bar is not None:
-                bar.update(1)
+        if jobs > 1 and len(runnable) > 1:
+            rows += _run_parallel(runnable, device, jobs, bar)
+        else:
+            for c in runnable:
+                if bar is not None:
+                    bar.set_postfix_str(f"{c.op} {DTYPE_NAME[c.dtype]} {c.shape}", refresh=False)
+                rows.append(run_case(c, device))
+                if bar is not None:
+                    bar.update(1)
     finally:
         if bar is not None:
             bar.close()
@@ -632,7 +673,8 @@ def where() -> str:
     return describe()
 
 
-def main(quick: bool, device: str | None, json_path: str | None, ops: Sequence[str] | None = None) -> int:
+def main(quick: bool, device: str | None, json_path: str | None, ops: Sequence[str] | None = None,
+         jobs: int | None = None) -> int:
     """``fastnorm check``: print the table; exit status 1 when any case fails."""
     dev = default_device() if device is None else torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
@@ -643,7 +685,7 @@ def main(quick: bool, device: str | None, json_path: str | None, ops: Sequence[s
         cases = [c for c in cases if c.op in ops]
     print(f"fastnorm check ({'quick' if quick else 'full'} battery, {len(cases)} cases) on {dev}: {where()}",
           flush=True)
-    rows = run_check(quick, dev, cases)
+    rows = run_check(quick, dev, cases, jobs=jobs)
     print(table(rows))
     print(summary(rows))
     if json_path:
