@@ -92,3 +92,17 @@ def launch_ranks(script: Path, args: list[str], world: int, interpret: bool, tmp
         if p.returncode != 0:
             problems.append(f"rank {r}: exit code {p.returncode}")
     return problems, results
+
+
+def check_worker_dying_on_crash_variant(case, device: str):
+    """A ``fastnorm.check`` worker (module level, so spawned processes can import it) whose process dies on a
+    case with variant ``"crash"`` and runs every other case normally."""
+    import os
+
+    import torch
+
+    from fastnorm import check
+
+    if case.variant == "crash":
+        os._exit(3)
+    return check.run_case(case, torch.device(device))

@@ -160,7 +160,7 @@ def test_host_bound_cells_are_marked():
     row = next(line for line in text.splitlines() if line.startswith("| a "))
     assert row.count(common.HOST_MARK) == 1 and f"(%){common.HOST_MARK}" not in row
     assert f"({bound['pct_copy']:.0f}%){common.HOST_MARK}" in row
-    assert f"{common.HOST_MARK} host-bound" in text and "fastnorm 1 cells" in text
+    assert f"{common.HOST_MARK} host-bound" in text and "(cells: fastnorm 1)" in text
     assert _headline_cell({"fastnorm": bound, "torch": free}) == f"{bound['pct_copy']:.0f}{common.HOST_MARK} / " \
         f"{free['pct_copy']:.0f} e"
     assert _headline_cell({"fastnorm": free, "torch": bound}).endswith(f"{common.HOST_MARK} e")

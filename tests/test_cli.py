@@ -69,6 +69,17 @@ def test_check_in_worker_processes_gives_the_serial_rows(device):
     assert check.default_jobs(torch.device("cpu")) == 1
 
 
+def test_check_worker_that_dies_fails_only_its_case(device):
+    """A case that kills its worker process breaks the pool for every case still running; those are run again, so
+    only the killing case is reported as such."""
+    from helpers import check_worker_dying_on_crash_variant
+
+    cases = [*TINY[:2], check.Case("layer_norm", "crash", FP32, (3, 7)), *TINY[2:]]
+    rows = check._run_parallel(cases, torch.device(device), 2, None, worker=check_worker_dying_on_crash_variant)
+    assert [r.status for r in rows] == ["pass", "pass", "fail", "pass", "pass"]
+    assert rows[2].variant == "crash" and "died" in rows[2].message
+
+
 def test_check_rejects_zero_jobs(capsys):
     assert cli_main(["check", "--jobs", "0"]) == 2
     assert "--jobs must be at least 1" in capsys.readouterr().err
@@ -252,12 +263,15 @@ report._suite_command = lambda *a: [sys.executable, "-c",
 report.run_suite("layernorm", Path({str(tmp_path)!r}), quick=True)
 """
     parent = subprocess.Popen([sys.executable, "-c", driver])
-    deadline = time.monotonic() + 60
-    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    suite_pid = int(pid_file.read_text())
-    parent.send_signal(signal.SIGTERM)
-    assert parent.wait(timeout=30) == 128 + signal.SIGTERM
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        suite_pid = int(pid_file.read_text())
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        parent.kill()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:

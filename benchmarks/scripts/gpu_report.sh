@@ -19,5 +19,7 @@ python benchmarks/scripts/profile_host.py --profile '' --bn-shapes 16x256x56x56 
 grep -E "^\| " "$OUT/profile_host.log" || true
 status=0
 python -m fastnorm report --out "$OUT/report" --suites "$SUITES" "$@" || status=$?
-tar czf "$OUT/report.tgz" -C "$OUT" report && rm -rf "$OUT/report"
+if [ -d "$OUT/report" ]; then
+    tar czf "$OUT/report.tgz" -C "$OUT" report && rm -rf "$OUT/report"
+fi
 exit $status

@@ -485,13 +485,13 @@ def main():
 
 def install_winners(best, sms):
     """Make the swept winners the bf16 configs of this process (what NORM_TUNED should then hold)."""
-    print("== winners (NORM_TUNED entries: block_m, block_n, chunked, warps, stages, programs per SM)")
+    print("== winners (NORM_TUNED entries: block_m, block_n, chunked, warps, stages, programs per SM[, w_in_loop])")
     for (op, n, kind), (_dp, res) in best.items():
         if not res:
             continue
         c = res[0][1]
         per_sm = c.programs // sms
-        entry = (c.block_m, c.block_n, c.chunked, c.num_warps, c.num_stages, per_sm)
+        entry = (c.block_m, c.block_n, c.chunked, c.num_warps, c.num_stages, per_sm) + ((True,) if c.w_in_loop else ())
         C.NORM_TUNED[(kind, op == "RMS", triton_next_pow2(n))] = entry
         print(f'    ("{kind}", {op == "RMS"}, {triton_next_pow2(n)}): {entry},  # {res[0][0]:.1f}%')
     C.norm_fwd_config.cache_clear()

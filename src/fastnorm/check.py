@@ -418,7 +418,7 @@ def _norm_cases(op: str, quick: bool, gpu: bool) -> list[Case]:
         ns = [1, 2, 3, 7, 31, 64, 65, 127, 128, 129, 255, 257, 1000, 1023, 1024, 1025, 2049, 4095, 4097, 8193,
               16385, 32769, 65537, 262144]
         if quick:
-            ns = [1, 7, 129, 1000, 1025, 4097, 16385, 65537]
+            ns = [1, 7, 129, 1000, 1025, 4097, 8193, 16385, 65537]  # 8193: 16-bit rows whole, weight re-read
     else:
         # 4099 and 8197 pass the backward's whole-row limit (float64 / float32 accumulation: chunked rows)
         ns = [7, 129, 1025] if quick else [1, 7, 64, 129, 1000, 1025, 4099, 8197]
@@ -534,31 +534,60 @@ def default_jobs(device: torch.device) -> int:
     machine goes into compiling kernels, one CPU core each); one on a CPU (the interpreter needs the cores)."""
     if device.type != "cuda":
         return 1
-    return max(1, min(8, (os.cpu_count() or 2) // 2))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+    return max(1, min(8, cores // 2))
 
 
 def _run_case_in_worker(case: Case, device: str) -> CheckRow:
     return run_case(case, torch.device(device))
 
 
-def _run_parallel(cases: Sequence[Case], device: torch.device, jobs: int, bar) -> list[CheckRow]:
-    """``run_case`` of every case in ``jobs`` spawned processes, rows in the cases' order; a case whose worker
-    died is a failure."""
+def _fail_row(case: Case, message: str) -> CheckRow:
+    return CheckRow(case.op, case.variant, DTYPE_NAME[case.dtype], tuple(case.shape), status="fail",
+                    message=message[:200])
+
+
+def _run_parallel(cases: Sequence[Case], device: torch.device, jobs: int, bar,
+                  worker: Callable[[Case, str], CheckRow] = _run_case_in_worker) -> list[CheckRow]:
+    """``worker(case, device)`` (``run_case``) of every case in ``jobs`` spawned processes, rows in the cases'
+    order. A dying worker breaks the pool and fails every unfinished case with it: those are run again one per
+    fresh process, so only a case that kills its own process is reported as such. On an interrupt the workers are
+    terminated (a spawned worker would otherwise keep its CUDA context)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
+    ctx = multiprocessing.get_context("spawn")
     rows: list[CheckRow | None] = [None] * len(cases)
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_run_case_in_worker, c, str(device)): i for i, c in enumerate(cases)}
-        for f in as_completed(futures):
-            i = futures[f]
-            try:
-                rows[i] = f.result()
-            except BrokenProcessPool as exc:
-                c = cases[i]
-                rows[i] = CheckRow(c.op, c.variant, DTYPE_NAME[c.dtype], tuple(c.shape), status="fail",
-                                   message=f"the worker process running it died: {exc}"[:200])
+
+    def run(indices: list[int], processes: int) -> list[int]:
+        """Runs ``indices``; returns those lost to a broken pool."""
+        broken = []
+        pool = ProcessPoolExecutor(processes, mp_context=ctx)
+        try:
+            futures = {pool.submit(worker, cases[i], str(device)): i for i in indices}
+            for f in as_completed(futures):
+                i = futures[f]
+                try:
+                    rows[i] = f.result()
+                except BrokenProcessPool:
+                    broken.append(i)
+                    continue
+                except Exception as exc:  # the case could not reach its worker (or its row could not come back)
+                    rows[i] = _fail_row(cases[i], f"{type(exc).__name__}: {exc}")
+                if bar is not None:
+                    bar.update(1)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in list(getattr(pool, "_processes", {}).values()):  # private, but the only handle on them
+                proc.terminate()
+            raise
+        pool.shutdown()
+        return broken
+
+    for i in run(list(range(len(cases))), jobs):
+        if run([i], 1):
+            rows[i] = _fail_row(cases[i], "the worker process running this case died")
             if bar is not None:
                 bar.update(1)
     return rows  # type: ignore[return-value]

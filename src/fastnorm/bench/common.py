@@ -604,8 +604,9 @@ def table_notes(records: Sequence[dict]) -> list[str]:
     if bound:
         who = ", ".join(f"{impl} {k}" for impl, k in bound.items())
         out.append(f"- {HOST_MARK} host-bound: one call's host time (median of {HOST_CALLS} back-to-back calls) is at "
-                   f"least {HOST_BOUND_FRACTION:.0%} of the measured time: back to back, such calls keep the GPU "
-                   f"waiting, and the figure depends on this machine's CPU ({who} cells)")
+                   f"least {HOST_BOUND_FRACTION:.0%} of the measured time, so back to back such calls keep the GPU "
+                   f"waiting; the figure itself includes host time once that exceeds the timer's L2 flush "
+                   f"(cells: {who})")
     return out
 
 

@@ -79,7 +79,8 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 #: Measured winners for 16-bit inputs on an H200 (benchmarks/NOTES.md, LayerNorm/RMSNorm section), by
 #: (direction, is_rms, next_pow2(N)): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
 #: (0 = one program per tile)[, w_in_loop]). Other dtypes and N use the rules below.
-NORM_TUNED: dict[tuple[str, bool, int], tuple] = {
+NormEntry = tuple[int, int, bool, int, int, int] | tuple[int, int, bool, int, int, int, bool]
+NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 128): (16, 128, False, 2, 1, 0),  # 47.4% of copy
     ("bwd", False, 128): (64, 128, False, 16, 1, 1),  # 32.5% (session 7: 17-20, host-bound, no winner twice)
     ("fwd", False, 256): (8, 256, False, 2, 1, 0),  # 59.5% of copy

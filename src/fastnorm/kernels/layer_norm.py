@@ -416,6 +416,7 @@ def _min(a, b):
 
 
 def _max(a, b):
+    """max of two sizes, symbolic ones too (see :func:`_min`)."""
     return max(a, b) if type(a) is int and type(b) is int else torch.sym_max(a, b)
 
 
@@ -550,7 +551,8 @@ def norm_bwd(
         eps, weight_offset,
     ), {
         "IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
-        "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "W_IN_LOOP": cfg.w_in_loop,
+        "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
+        "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
         "DEGENERATE": int(n) <= (1 if is_rms else 2),
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
