@@ -45,6 +45,9 @@ def check_same_device(name: str, t: torch.Tensor, x: torch.Tensor) -> None:
 
 
 def check_eps(eps: float, name: str = "eps") -> float:
+    """A finite float >= 0 (an int is converted). Runs on every eager call: the valid float returns first."""
+    if type(eps) is float and 0.0 <= eps < math.inf:
+        return eps
     if isinstance(eps, bool) or not isinstance(eps, (int, float)):
         raise TypeError(f"{name} must be a float, got {type(eps).__name__}")
     if not math.isfinite(eps) or eps < 0:
@@ -53,9 +56,10 @@ def check_eps(eps: float, name: str = "eps") -> float:
 
 
 def check_momentum(momentum: float | None) -> float | None:
-    """``None`` (cumulative moving average) or a float in [0, 1]."""
-    if momentum is None:
-        return None
+    """``None`` (cumulative moving average) or a float in [0, 1] (an int is converted); the valid float returns
+    first (this runs on every eager call)."""
+    if momentum is None or (type(momentum) is float and 0.0 <= momentum <= 1.0):
+        return momentum
     if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
         raise TypeError(f"momentum must be a float in [0, 1] or None, got {type(momentum).__name__}")
     if not (0.0 <= momentum <= 1.0):

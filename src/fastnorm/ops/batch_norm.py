@@ -424,10 +424,8 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
     relu = _check_activation(activation)
     compiling = torch.compiler.is_compiling()
     if not compiling:  # under dynamic shapes eps/momentum may be symbolic floats
-        if type(eps) is not float or not 0.0 <= eps < math.inf:
-            eps = check_eps(eps)
-        if momentum is not None and (type(momentum) is not float or not 0.0 <= momentum <= 1.0):
-            momentum = check_momentum(momentum)
+        eps = check_eps(eps)
+        momentum = check_momentum(momentum)
     if use_global_stats and running_mean is None:
         raise ValueError("use_global_stats=True needs running_mean and running_var")
     batch_stats = (bool(training) and not use_global_stats) or running_mean is None

@@ -356,8 +356,7 @@ def layer_norm(
     compiling = torch.compiler.is_compiling()
     shape = _check_args(x, normalized_shape, weight, bias, residual, residual_dtype, weight_offset, compiling)
     if not compiling:  # eps may be a symbolic float under dynamic shapes
-        if type(eps) is not float or not eps >= 0.0 or eps == math.inf:
-            eps = check_eps(eps)
+        eps = check_eps(eps)
         weight_offset = float(weight_offset)
     if not uses_triton(x):
         return _norm_torch(x, shape, weight, bias, residual, eps, weight_offset, False, residual_dtype)
@@ -383,8 +382,8 @@ def rms_norm(
     shape = _check_args(x, normalized_shape, weight, None, residual, residual_dtype, weight_offset, compiling)
     if eps is None:
         eps = _FINFO_EPS[x.dtype]
-    elif not compiling and (type(eps) is not float or not eps >= 0.0 or eps == math.inf):
-        eps = check_eps(eps)  # eps may be a symbolic float under dynamic shapes, hence not while compiling
+    elif not compiling:  # eps may be a symbolic float under dynamic shapes, hence not while compiling
+        eps = check_eps(eps)
     if not compiling:
         weight_offset = float(weight_offset)
     if not uses_triton(x):
