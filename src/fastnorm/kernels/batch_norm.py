@@ -593,15 +593,15 @@ def _bn_bwd_fused_kernel(
     MODE: tl.constexpr,  # 0: training (sums, then dx), 1: sums only, 2: frozen (dx and sums in one pass)
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
-    WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr, COUNT_PTR: tl.constexpr,
+    WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr,
     PEERS: tl.constexpr, XB: tl.constexpr, TIMEOUT_NS: tl.constexpr,
 ):
     """Backward with parameter sums. Partials part_ptr[2, C, SPLIT] then [2, C, NSUB]; sync and merge
     hierarchy as in the forward (sub-group, channel block, group).
 
-    Training: dx = w·invstd·(g - Σg/n - x̂·Σg·x̂/n), dz = g, n = cnt_hi + cnt_lo or, with COUNT_PTR, read at
-    count_ptr. Frozen: dx = w·invstd·g. Both write dw = Σg·x̂ (0 under FIX_GAMMA) and db = Σg when asked, and
-    the fp32 sums to sums_ptr.
+    Training: dx = w·invstd·(g - Σg/n - x̂·Σg·x̂/n), dz = g, n = cnt_hi + cnt_lo or, with PEERS (the group's
+    count), read at count_ptr. Frozen: dx = w·invstd·g. Both write dw = Σg·x̂ (0 under FIX_GAMMA) and db = Σg
+    when asked, and the fp32 sums to sums_ptr.
 
     PEERS (training, SyncBatchNorm; the launch needs LAG >= G: every sums item before any dx item): the sums
     are the R ranks'. Each rank's channel blocks write its sums into its symmetric buffer at SUMS_AT, in the
@@ -675,7 +675,7 @@ def _bn_bwd_fused_kernel(
             _pass_ready(ready_ptr, G, g, K)
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
         fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0, cache_modifier=".cg")
-        if COUNT_PTR:
+        if PEERS:
             count = tl.load(count_ptr).to(ACC)
         else:
             count = _hl(cnt_hi, cnt_lo, ACC)
@@ -933,9 +933,10 @@ def _wait_peers(flags_ptr, rank, R, word, e, TIMEOUT_NS: tl.constexpr):
 @triton.jit
 def _exchange_finish(flags_ptr, R, e, NPROG, KIND: tl.constexpr):
     """The last of the launch's NPROG programs to get here (all have read the epoch and the combined data)
-    resets the launch counters and marks epoch e complete."""
+    resets the launch counters (``_arrive`` its own; the forward's start counter) and marks epoch e complete."""
     if _arrive(flags_ptr + 4 * R + 4 + KIND, NPROG):
-        tl.store(flags_ptr + 4 * R + 2 + KIND, 0)
+        if KIND == 0:  # the backward exchange never counts starts
+            tl.store(flags_ptr + 4 * R + 2 + KIND, 0)
         tl.atomic_xchg(flags_ptr + 4 * R + KIND, e, sem="release", scope="gpu")
 
 
@@ -1251,7 +1252,7 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     ), dict(
         MSUB=plan.msub, MS=plan.ms, MODE=mode,
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
-        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None, COUNT_PTR=count is not None,
+        DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None,
         PEERS=peers is not None, XB=1 if peers is None else _peer_block(c),
         TIMEOUT_NS=0 if peers is None else _peer_timeout_ns(),
     ), xv, plan)
