@@ -255,9 +255,7 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
             if bn_head:
                 lines += ["BatchNorm2d, bfloat16 input, float32 parameters:", "", bn_head, ""]
             if common.HOST_MARK in (head or "") + (bn_head or ""):
-                lines += [f"{common.HOST_MARK}: host-bound — the call's host time is at least "
-                          f"{common.HOST_BOUND_FRACTION:.0%} of the measured time, so back to back such calls keep the "
-                          "GPU waiting; the figure includes host time once that exceeds the timer's L2 flush.", ""]
+                lines += [common.HOST_NOTE + ".", ""]
 
     lines += ["## Correctness: `fastnorm check`", ""]
     if rows is None:

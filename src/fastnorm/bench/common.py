@@ -75,6 +75,14 @@ GIB = 1 << 30
 COPY_BYTES = GIB
 #: Saved statistics (mean, rstd, invstd) are float32.
 STAT_BYTES = 4
+#: Calls whose host time is measured per record, and the share of the measured time from which it is host-bound.
+HOST_CALLS = 25
+HOST_BOUND_FRACTION = 0.9
+HOST_MARK = "ʰ"
+#: What the mark means, for the notes under a table and the report's headline.
+HOST_NOTE = (f"{HOST_MARK} host-bound: one call's host time (median of {HOST_CALLS} back-to-back calls) is at least "
+             f"{HOST_BOUND_FRACTION:.0%} of the measured time, so back to back such calls keep the GPU waiting; the "
+             "figure itself includes host time once that exceeds the timer's L2 flush")
 
 DTYPES = {
     "fp32": torch.float32, "float32": torch.float32,
@@ -210,12 +218,11 @@ class Timer:
             return float(triton.testing.do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, return_mode="median"))
         return self._cpu(fn)
 
-    def host_ms(self, fn: Callable[[], Any], calls: int = 0) -> float | None:
+    def host_ms(self, fn: Callable[[], Any], calls: int = HOST_CALLS) -> float | None:
         """Median host time of one call (ms) over back-to-back calls, the GPU never waited on; None on a CPU
         (where host time is the whole time)."""
         if self.device.type != "cuda":
             return None
-        calls = calls or HOST_CALLS
         fn()
         torch.cuda.synchronize(self.device)
         times = []
@@ -524,10 +531,6 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 FASTNORM = "fastnorm"
 MISMATCH_MARK = "!"
-HOST_MARK = "ʰ"
-#: Calls whose host time is measured per record, and the share of the measured time from which it is host-bound.
-HOST_CALLS = 25
-HOST_BOUND_FRACTION = 0.9
 
 
 def _cell(rec: dict | None) -> str:
@@ -602,11 +605,7 @@ def table_notes(records: Sequence[dict]) -> list[str]:
         if host_bound(r):
             bound[r["impl"]] = bound.get(r["impl"], 0) + 1
     if bound:
-        who = ", ".join(f"{impl} {k}" for impl, k in bound.items())
-        out.append(f"- {HOST_MARK} host-bound: one call's host time (median of {HOST_CALLS} back-to-back calls) is at "
-                   f"least {HOST_BOUND_FRACTION:.0%} of the measured time, so back to back such calls keep the GPU "
-                   f"waiting; the figure itself includes host time once that exceeds the timer's L2 flush "
-                   f"(cells: {who})")
+        out.append(f"- {HOST_NOTE} (cells: {', '.join(f'{impl} {k}' for impl, k in bound.items())})")
     return out
 
 
