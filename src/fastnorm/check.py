@@ -511,11 +511,15 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def _row(case: Case, **status) -> CheckRow:
+    """The row of ``case`` (``status``/``message`` given for a case that did not run)."""
+    return CheckRow(case.op, case.variant, DTYPE_NAME[case.dtype], tuple(case.shape), **status)
+
+
 def run_case(case: Case, device: torch.device) -> CheckRow:
     """One case -> one row: ``pass`` when every error is within its tolerance, else ``fail`` (an exception
     is a failure, with its message)."""
-    row = CheckRow(case.op if case.op != "module" else "module", case.variant, DTYPE_NAME[case.dtype],
-                   tuple(case.shape))
+    row = _row(case)
     try:
         RUNNERS[case.op](case, device, _Compare(row))
     except Exception as exc:
@@ -540,11 +544,6 @@ def default_jobs(device: torch.device) -> int:
 
 def _run_case_in_worker(case: Case, device: str) -> CheckRow:
     return run_case(case, torch.device(device))
-
-
-def _fail_row(case: Case, message: str) -> CheckRow:
-    return CheckRow(case.op, case.variant, DTYPE_NAME[case.dtype], tuple(case.shape), status="fail",
-                    message=message[:200])
 
 
 def _run_parallel(cases: Sequence[Case], device: torch.device, jobs: int, bar,
@@ -574,7 +573,7 @@ def _run_parallel(cases: Sequence[Case], device: torch.device, jobs: int, bar,
                     broken.append(i)
                     continue
                 except Exception as exc:  # the case could not reach its worker (or its row could not come back)
-                    rows[i] = _fail_row(cases[i], f"{type(exc).__name__}: {exc}")
+                    rows[i] = _row(cases[i], status="fail", message=f"{type(exc).__name__}: {exc}"[:200])
                 if bar is not None:
                     bar.update(1)
         except BaseException:
@@ -587,7 +586,7 @@ def _run_parallel(cases: Sequence[Case], device: torch.device, jobs: int, bar,
 
     for i in run(list(range(len(cases))), jobs):
         if run([i], 1):
-            rows[i] = _fail_row(cases[i], "the worker process running this case died")
+            rows[i] = _row(cases[i], status="fail", message="the worker process running this case died")
             if bar is not None:
                 bar.update(1)
     return rows  # type: ignore[return-value]
