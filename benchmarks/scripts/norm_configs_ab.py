@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 import tune_norms as T  # noqa: E402
 
 from fastnorm.kernels import config as C  # noqa: E402
-from fastnorm.kernels import layer_norm as K  # noqa: E402
 
 
 def wide_variants(n: int, sms: int) -> list[C.NormConfig]:
@@ -44,61 +43,6 @@ def wide_variants(n: int, sms: int) -> list[C.NormConfig]:
                 for st in (1, 3) if bn <= 8192 else (1,):
                     out.append(C.NormConfig(1, bn, False, w, st, sms * per_sm, w_in_loop))
     return out
-
-
-def regs_of_last_launch(launcher) -> tuple[int, int]:
-    kernel = list(launcher.cache.values())[-1].kernel
-    return kernel.n_regs, kernel.n_spills
-
-
-def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:
-    a, b = a.float(), b.float()
-    return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
-
-
-def run_case(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, variants, passes: int) -> list[dict]:
-    """The current config and ``variants(n, sms)`` of direction ``kind``: each checked against the current config's
-    results, then timed in ``passes`` interleaved passes over all of them (the median of the passes is reported)."""
-    m = T.rows_for(n)
-    x, w, b, dy = T.make_inputs(m, n, is_rms=is_rms)
-    _, _, mean, rstd = T.run_fwd(x, w, b, is_rms)
-    dev = torch.cuda.current_device()
-    if kind == "fwd":
-        nbytes, launcher = T.fwd_bytes(m, n, 2, is_rms), K._fwd
-        current, names = C.norm_fwd_config(n, 2, dev, is_rms), (("y", 0), ("rstd", 3))
-
-        def run(cfg=None):
-            return T.run_fwd(x, w, b, is_rms, cfg)
-    else:
-        nbytes, launcher = T.bwd_bytes(m, n, 2, is_rms), K._bwd
-        current, names = C.norm_bwd_config(n, 2, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
-
-        def run(cfg=None):
-            return T.run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
-    base = run()
-    rows, runs = [], []
-    # A variant equal to the current config would hit its compiled kernel: regs_of_last_launch would misname it.
-    for cfg in [current, *(v for v in variants(n, sms) if v != current)]:
-        try:
-            got = run(cfg)
-        except Exception as e:  # a variant past a resource limit
-            print(f"  skip {T.fmt_cfg(cfg)}: {type(e).__name__}: {str(e)[:80]}", flush=True)
-            continue
-        regs, spills = regs_of_last_launch(launcher)
-        errs = {name: max_rel(got[i], base[i]) for name, i in names if got[i] is not None}
-        rows.append(dict(op="RMS" if is_rms else "LN", kind=kind, n=n, rows=m, cfg=T.fmt_cfg(cfg), config=list(cfg),
-                         regs=regs, spills=spills, errs=errs, times_us=[]))
-        runs.append(lambda cfg=cfg: run(cfg))
-    for _ in range(passes):
-        for row, fn in zip(rows, runs, strict=True):
-            row["times_us"].append(T.bench(fn, rep=20) * 1e3)
-    for row in rows:
-        row["us"] = sorted(row["times_us"])[len(row["times_us"]) // 2]
-        row["pct"] = nbytes / row["us"] / 1e3 / copy_gbs * 100
-        errs = " ".join(f"{k} {v:.1e}" for k, v in row["errs"].items())
-        print(f"  {row['op']} {kind} N={n} {row['cfg']:40s} {row['pct']:5.1f}%  {row['us']:8.1f} us  regs "
-              f"{row['regs']:3d} spills {row['spills']:5d}  {errs}", flush=True)
-    return rows
 
 
 def inductor_code(out_dir: str) -> None:
@@ -146,7 +90,7 @@ def main() -> None:
     print(f"device {torch.cuda.get_device_name()} ({sms} SMs); copy {copy_gbs:.0f} GB/s", flush=True)
     rows = []
     for is_rms, n in plan:
-        rows += run_case(kind, is_rms, n, sms, copy_gbs, variants, args.passes)
+        rows += T.measure_configs(kind, is_rms, n, sms, copy_gbs, variants, args.passes)
         torch.cuda.empty_cache()
     Path(out_dir, "norm_configs_ab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), copy=copy_gbs,
                                                                rows=rows), indent=1))

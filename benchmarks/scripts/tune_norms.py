@@ -296,31 +296,72 @@ def table(ns, copy_gbs):
     return rows
 
 
-def sweep_one(is_rms, n, copy_gbs, sms, top):
-    """Kernel-only timings of alternative configs; prints the best few per direction."""
+def regs_of_last_launch(launcher) -> tuple[int, int]:
+    kernel = list(launcher.cache.values())[-1].kernel
+    return kernel.n_regs, kernel.n_spills
+
+
+def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    a, b = a.float(), b.float()
+    return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
+
+
+def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, variants, passes: int = 1,
+                    rep: int = 20) -> list[dict]:
+    """Kernel-only % of copy of the current config and ``variants(n, sms)`` of direction ``kind`` (bf16 x of
+    ``rows_for(n)`` rows): each checked against the current config's results, then timed (``do_bench``, ``rep`` ms)
+    in ``passes`` interleaved passes over all of them, the median of the passes reported. -> one dict per config
+    that ran (the current one first), with its registers and spills."""
     m = rows_for(n)
     x, w, b, dy = make_inputs(m, n, is_rms=is_rms)
     _, _, mean, rstd = run_fwd(x, w, b, is_rms)
+    dev = torch.cuda.current_device()
+    if kind == "fwd":
+        nbytes, launcher = fwd_bytes(m, n, 2, is_rms), K._fwd
+        current, names = C.norm_fwd_config(n, 2, dev, is_rms), (("y", 0), ("rstd", 3))
+
+        def run(cfg=None):
+            return run_fwd(x, w, b, is_rms, cfg)
+    else:
+        nbytes, launcher = bwd_bytes(m, n, 2, is_rms), K._bwd
+        current, names = C.norm_bwd_config(n, 2, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
+
+        def run(cfg=None):
+            return run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
+    base = run()
+    rows, runs = [], []
+    # A variant equal to the current config would hit its compiled kernel: regs_of_last_launch would misname it.
+    for cfg in [current, *(v for v in variants(n, sms) if v != current)]:
+        try:
+            got = run(cfg)
+        except Exception as e:  # a variant past a resource limit
+            print(f"  skip {fmt_cfg(cfg)}: {type(e).__name__}: {str(e)[:80]}", flush=True)
+            continue
+        regs, spills = regs_of_last_launch(launcher)
+        errs = {name: max_rel(got[i], base[i]) for name, i in names if got[i] is not None}
+        rows.append(dict(op="RMS" if is_rms else "LN", kind=kind, n=n, rows=m, cfg=fmt_cfg(cfg), config=list(cfg),
+                         regs=regs, spills=spills, errs=errs, times_us=[]))
+        runs.append(lambda cfg=cfg: run(cfg))
+    for _ in range(passes):
+        for row, fn in zip(rows, runs, strict=True):
+            row["times_us"].append(bench(fn, rep=rep) * 1e3)
+    for row in rows:
+        row["us"] = sorted(row["times_us"])[len(row["times_us"]) // 2]
+        row["pct"] = nbytes / row["us"] / 1e3 / copy_gbs * 100
+        errs = " ".join(f"{k} {v:.1e}" for k, v in row["errs"].items())
+        print(f"  {row['op']} {kind} N={n} {row['cfg']:40s} {row['pct']:5.1f}%  {row['us']:8.1f} us  regs "
+              f"{row['regs']:3d} spills {row['spills']:5d}  {errs}", flush=True)
+    return rows
+
+
+def sweep_one(is_rms, n, copy_gbs, sms, top):
+    """Kernel-only timings of alternative configs (``measure_configs``); prints the best few per direction."""
     out = {}
-    for kind, variants in (("fwd", fwd_variants(n, sms, 2, is_rms)), ("bwd", bwd_variants(n, sms, 2, is_rms))):
-        results = []
-        for cfg in variants:
-            try:
-                if kind == "fwd":
-                    run_fwd(x, w, b, is_rms, cfg)
-                else:
-                    run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
-            except Exception:
-                continue
-            if kind == "fwd":
-                t = bench(lambda cfg=cfg: run_fwd(x, w, b, is_rms, cfg), rep=10)
-                pct = fwd_bytes(m, n, 2, is_rms) / t / 1e6 / copy_gbs * 100
-            else:
-                t = bench(lambda cfg=cfg: run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg), rep=10)
-                pct = bwd_bytes(m, n, 2, is_rms) / t / 1e6 / copy_gbs * 100
-            results.append((pct, cfg))
-        default_pct = results[0][0]
-        results.sort(key=lambda r: -r[0])
+    for kind, variants in (("fwd", fwd_variants), ("bwd", bwd_variants)):
+        rows = measure_configs(kind, is_rms, n, sms, copy_gbs, lambda n, sms, v=variants: v(n, sms, 2, is_rms)[1:],
+                               rep=10)
+        default_pct = rows[0]["pct"]
+        results = sorted(((r["pct"], C.NormConfig(*r["config"])) for r in rows), key=lambda r: -r[0])
         out[("RMS" if is_rms else "LN", n, kind)] = (default_pct, results)
         print(f"  sweep {'RMS' if is_rms else 'LN'} {kind} N={n}: default {default_pct:.1f}%; best "
               + "; ".join(f"{p:.1f}% {fmt_cfg(c)}" for p, c in results[:top]), flush=True)
