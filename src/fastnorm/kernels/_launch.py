@@ -35,9 +35,9 @@ def _launch_args(args: tuple) -> tuple[list, list]:
     """-> (what Triton specializes each argument on, so that equal keys share one binary; the arguments as the C
     launcher takes them), in one pass with the common exact types tested first (this runs on every launch): a
     float is always fp32, an int keyed by ``_int_key``, None a constexpr None, a tensor by its dtype, 16-byte
-    alignment and device kind. Tensors are passed as their addresses: given a
-    tensor, Triton's launcher calls ``data_ptr()`` and asks the driver about the address (``cuPointerGetAttribute``)
-    for every pointer argument of every launch; the address is read here anyway for the alignment key."""
+    alignment and device kind. Tensors are passed as their addresses: given a tensor, Triton's launcher calls
+    ``data_ptr()`` and asks the driver about the address (``cuPointerGetAttribute``) for every pointer argument of
+    every launch; the address is read here anyway for the alignment key."""
     keys, vals = [], []
     for a in args:
         tp = type(a)
