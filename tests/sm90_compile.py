@@ -50,8 +50,8 @@ def record_launches() -> list[tuple]:
 
     jobs: dict[str, tuple] = {}
 
-    def recorder(self, grid, args, meta, num_warps, num_stages, traceable=False, maxnreg=None):
-        job = _job(self.fn, args, meta, num_warps, num_stages, maxnreg)
+    def recorder(self, grid, args, meta, num_warps, num_stages, traceable=False, maxnreg=None, cooperative=False):
+        job = _job(self.fn, args, meta, num_warps, num_stages, maxnreg, cooperative)
         jobs.setdefault(repr(job), job)
 
     _launch._Launcher.__call__ = recorder
@@ -129,10 +129,12 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 w, b = _meta(c, dtype=pdtype, grad=True), _meta(c, dtype=pdtype, grad=True)
                 rm, rv = _meta(c), _meta(c)
                 nbt = torch.empty((), dtype=torch.long, device="meta")
-                for fused in (True, False):
-                    config.BN_TRAIN_FUSED = fused
+                for resident, fused in ((True, None), (False, True), (False, False)):
+                    config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
+                    config.batch_norm_resident_plan.cache_clear()
                     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
-                config.BN_TRAIN_FUSED = None
+                config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
+                config.batch_norm_resident_plan.cache_clear()
                 _fwd_bwd(fastnorm.batch_norm, x, None, None, None, None, training=True)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
                 z = _meta(*shape, dtype=dtype, grad=True, channels_last=cl)
@@ -186,12 +188,13 @@ def _stage_cases() -> list:
     return [stages]
 
 
-def _job(fn, args, meta, num_warps, num_stages, maxnreg) -> tuple:
+def _job(fn, args, meta, num_warps, num_stages, maxnreg, cooperative=False) -> tuple:
     """-> (module, kernel name, signature, constexprs, attrs, options): what Triton specializes this launch on
     (bound by Triton's own binder, ``kernels._launch.specialization``), in a form a worker process can take."""
     from fastnorm.kernels._launch import specialization
 
-    sig, consts, attrs, options = specialization(fn, args, meta, num_warps, num_stages, maxnreg, _backend())
+    sig, consts, attrs, options = specialization(fn, args, meta, num_warps, num_stages, maxnreg, _backend(),
+                                                 cooperative)
     return (fn.fn.__module__, fn.__name__, tuple(sig.items()), tuple(consts.items()), tuple(attrs.items()),
             tuple(options.items()))
 

@@ -78,12 +78,12 @@ class _Launcher:
         self._consts_of = None  # meta -> the constexpr values in signature order
 
     def __call__(self, grid: tuple[int, ...], args: tuple, meta: dict, num_warps: int, num_stages: int | None,
-                 traceable: bool = False, maxnreg: int | None = None) -> None:
+                 traceable: bool = False, maxnreg: int | None = None, cooperative: bool = False) -> None:
         if traceable:  # torch's kernel wrapper takes no register cap: traced launches go without it
-            wrap_triton(self.fn)[grid](*args, **meta, **_options(num_warps, num_stages, None))
+            wrap_triton(self.fn)[grid](*args, **meta, **_options(num_warps, num_stages, None, cooperative))
             return
         if INTERPRETER:
-            self.fn[grid](*args, **meta, **_options(num_warps, num_stages, maxnreg))
+            self.fn[grid](*args, **meta, **_options(num_warps, num_stages, maxnreg, cooperative))
             return
         consts_of = self._consts_of
         if consts_of is None:
@@ -96,14 +96,15 @@ class _Launcher:
         home = args[0].get_device() if isinstance(args[0], torch.Tensor) else device
         if home != device and home >= 0:  # launch on the tensors' device, as torch's own ops do
             with torch.cuda.device(home):
-                self(grid, args, meta, num_warps, num_stages, traceable, maxnreg)
+                self(grid, args, meta, num_warps, num_stages, traceable, maxnreg, cooperative)
             return
         consts = consts_of(meta)
         keys, vals = _launch_args(args)
-        key = (device, num_warps, num_stages, maxnreg, len(args), consts, *keys)
+        key = (device, num_warps, num_stages, maxnreg, cooperative, len(args), consts, *keys)
         entry = self.cache.get(key)
         if entry is None:
-            self.cache[key] = _Compiled(self.fn[grid](*args, **meta, **_options(num_warps, num_stages, maxnreg)))
+            self.cache[key] = _Compiled(self.fn[grid](*args, **meta,
+                                                      **_options(num_warps, num_stages, maxnreg, cooperative)))
             return
         stream = torch._C._cuda_getCurrentRawStream(device)
         enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
@@ -138,26 +139,29 @@ class _Compiled:
 
 
 def specialization(fn, args: tuple, meta: dict, num_warps: int, num_stages: int | None, maxnreg: int | None,
-                   backend) -> tuple[dict, dict, dict, dict]:
+                   backend, cooperative: bool = False) -> tuple[dict, dict, dict, dict]:
     """What Triton compiles ``fn`` for, launched with ``args``/``meta`` on ``backend`` (e.g.
     ``triton.compiler.make_backend(GPUTarget("cuda", 90, 32))``): ``(signature, constexprs, attrs, options)``,
     bound by Triton's own binder, as ``JITFunction.run`` does — for offline compilation without a GPU (the
     tensors may be on the meta device). Uses Triton's internal binder (pinned triton 3.6)."""
     from triton.runtime.jit import create_function_from_signature
 
-    kwargs = {**meta, **_options(num_warps, num_stages, maxnreg)}
+    kwargs = {**meta, **_options(num_warps, num_stages, maxnreg, cooperative)}
     bound, spec, opts = create_function_from_signature(fn.signature, fn.params, backend)(*args, **kwargs)
     _, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, spec, opts)
-    return signature, constexprs, attrs, _options(num_warps, num_stages, maxnreg)
+    return signature, constexprs, attrs, _options(num_warps, num_stages, maxnreg, cooperative)
 
 
-def _options(num_warps: int, num_stages: int | None, maxnreg: int | None) -> dict:
-    """Triton's launch options (the defaults for those given as None)."""
+def _options(num_warps: int, num_stages: int | None, maxnreg: int | None, cooperative: bool = False) -> dict:
+    """Triton's launch options (the defaults for those given as None). ``cooperative``: a cooperative launch
+    (CUDA guarantees that every program of the grid is resident at once, or refuses the launch)."""
     opts = {"num_warps": num_warps}
     if num_stages is not None:
         opts["num_stages"] = num_stages
     if maxnreg is not None:
         opts["maxnreg"] = maxnreg
+    if cooperative:
+        opts["launch_cooperative_grid"] = True
     return opts
 
 
