@@ -93,8 +93,16 @@ def _check_bn(x, w, b, rm, rv, *, training, momentum=0.1, eps=1e-5, use_global_s
     return y
 
 
+@pytest.fixture(params=["resident", "streamed"])
+def train_path(request, monkeypatch):
+    """Both training-forward designs: the single-read resident kernel (which every shape here fits) and the
+    statistics + apply kernels of tensors too large for it."""
+    monkeypatch.setattr(config, "BN_RESIDENT", request.param == "resident")
+    return request.param
+
+
 @pytest.mark.parametrize("shape,cl", SHAPES)
-def test_training_fp32(shape, cl, device):
+def test_training_fp32(shape, cl, train_path, device):
     x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
     _check_bn(x, w, b, rm, rv, training=True)
 
@@ -117,7 +125,7 @@ def test_frozen_training_fp32(shape, cl, device):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("shape,cl", [((4, 65, 3), False), ((2, 3, 5, 7), True), ((2, 3, 4, 5), False)])
 @pytest.mark.parametrize("training", [True, False])
-def test_low_precision_fp32_params(dtype, shape, cl, training, device):
+def test_low_precision_fp32_params(dtype, shape, cl, training, train_path, device):
     x, w, b, rm, rv = _make(shape, cl, dtype, device)
     _check_bn(x, w, b, rm, rv, training=training)
 
@@ -129,7 +137,7 @@ def test_input_dtype_params(shape, cl, device):
     _check_bn(x, w, b, rm, rv, training=True)
 
 
-def test_float64(device):
+def test_float64(train_path, device):
     x, w, b, rm, rv = _make((3, 5, 4, 3), False, torch.float64, device, pdtype=torch.float64)
     rm, rv = rm.double(), rv.double()
     _check_bn(x, w, b, rm, rv, training=True)
@@ -138,7 +146,7 @@ def test_float64(device):
 
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("cl", [False, True])
-def test_relu_residual(training, cl, device):
+def test_relu_residual(training, cl, train_path, device):
     x, w, b, rm, rv = _make((3, 5, 4, 3), cl, torch.float32, device)
     z = torch.randn(x.shape, device=device).to(memory_format=torch.channels_last if cl else torch.contiguous_format)
     z.requires_grad_(True)
@@ -157,7 +165,7 @@ def test_fix_gamma_and_no_affine(training, device):
 
 @pytest.mark.parametrize("cl", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_offset_and_constant_channels(cl, dtype, device):
+def test_offset_and_constant_channels(cl, dtype, train_path, device):
     """A channel of 1e4 + randn keeps all its digits (shifted statistics); a constant channel at 1e7 has
     variance 0: y = bias, and its dx = w/sqrt(eps)·(g − mean(g))."""
     x, w, b, rm, rv = _make((4, 3, 5, 3), cl, dtype, device, requires_grad=False)
@@ -172,7 +180,7 @@ def test_offset_and_constant_channels(cl, dtype, device):
 
 @pytest.mark.parametrize("momentum", [0.1, None, 0.0, 1.0])
 @pytest.mark.parametrize("cl", [False, True])
-def test_running_stats_after_k_steps(momentum, cl, device):
+def test_running_stats_after_k_steps(momentum, cl, train_path, device):
     m = fastnorm.nn.BatchNorm2d(3, momentum=momentum).to(device)
     rm = np.zeros(3)
     rv = np.ones(3)
@@ -316,7 +324,7 @@ def test_layout_of_other_strides(device):
     assert_close("dx", dx, rdx, torch.float32)
 
 
-def test_nan_propagates(device):
+def test_nan_propagates(train_path, device):
     x, w, b, rm, rv = _make((3, 4, 5), False, torch.float32, device, requires_grad=False)
     x[1, 2, 3] = float("nan")
     y = fastnorm.batch_norm(x, None, None, w, b, True)
@@ -326,7 +334,7 @@ def test_nan_propagates(device):
 
 
 @pytest.mark.parametrize("cl", [False, True])
-def test_deterministic(cl, device):
+def test_deterministic(cl, train_path, device):
     x, w, b, rm, rv = _make((4, 6, 5, 3), cl, torch.bfloat16, device)
     outs = []
     for _ in range(2):
@@ -382,6 +390,7 @@ def small_plans(monkeypatch):
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_MSUB", 2)
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
     config.batch_norm_plan.cache_clear()
     yield
     config.batch_norm_plan.cache_clear()
@@ -437,6 +446,7 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
     monkeypatch.setattr(config, "multiprocessor_count", lambda device: 4)  # the same plans on any device
     monkeypatch.setattr(config, "BN_LOOP_STAGES", dict.fromkeys(config.BN_LOOP_STAGES, stages))
     monkeypatch.setattr(config, "BN_MAXNREG", dict.fromkeys(config.BN_MAXNREG, cap))
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
     config.batch_norm_plan.cache_clear()
     try:
         x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
@@ -450,7 +460,7 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
 
 
 @pytest.mark.parametrize("cl", [False, True])
-def test_every_output_element_written(cl, device):
+def test_every_output_element_written(cl, train_path, device):
     """Outputs handed to the kernels pre-filled with NaN come back NaN-free."""
     x, w, b, rm, rv = _make((3, 5, 4, 3), cl, torch.bfloat16, device, requires_grad=False)
     xv = K.view(x)
@@ -495,3 +505,97 @@ def test_repeat_launches_take_the_direct_launch():
     entries = list(K._apply.cache.values())
     assert entries and all(e.launch is not None for e in entries)
     assert torch.equal(first, again)
+
+
+# ------------------------------------------------------------------------------ the single-read training forward
+
+
+@pytest.mark.parametrize("sms", [1, 7, 132])
+@pytest.mark.parametrize("flat", [False, True])
+def test_resident_plan_contract(flat, sms):
+    """Every plan covers the tensor with at most one program per multiprocessor, items within the register
+    budget; a tensor larger than the budget of all programs gets no plan."""
+    cap = config.BN_RESIDENT_BYTES // 4
+    for c in (1, 3, 64, 65, 129, 2048):
+        for v in (1, 7, 49, 64, 1000, 1568, 4096, 25088):
+            for lanes in ((0,) if flat else (0, 64)):
+                if lanes and v % lanes:
+                    continue
+                plan = config.batch_norm_resident_plan(flat, c, v, 4, sms, lanes)
+                if plan is None:
+                    assert c * v > cap or sms < c or not flat, (c, v)
+                    continue
+                assert plan.ncb * plan.split <= sms and plan.cb * plan.vp <= cap
+                assert plan.ncb * plan.cb >= c > (plan.ncb - 1) * plan.cb
+                assert plan.split * plan.vp >= v > (plan.split - 1) * plan.vp
+                assert plan.vp & (plan.vp - 1) == 0 and plan.cb & (plan.cb - 1) == 0 and plan.vp >= lanes
+    assert config.batch_norm_resident_plan(False, 2048, 32 * 64, 2, 132, 64) is not None  # 32×2048×7²
+    assert config.batch_norm_resident_plan(True, 2048, 32 * 49, 2, 132) is not None
+    assert config.batch_norm_resident_plan(False, 64, 256 * 3136, 2, 132) is None  # 256×64×56²
+
+
+@pytest.fixture
+def many_resident_items(monkeypatch):
+    """Resident items of at most 64 elements on 32 programs: channel blocks of several items (partials merged in
+    steps of two) on tiny tensors."""
+    monkeypatch.setattr(config, "BN_RESIDENT_BYTES", 64 * 4)
+    monkeypatch.setattr(config, "BN_RESIDENT_MIN_RUN", {True: 4, False: 8})
+    monkeypatch.setattr(config, "BN_MERGE_ELEMS", 2)
+    monkeypatch.setattr(config, "multiprocessor_count", lambda device: 32)
+    config.batch_norm_resident_plan.cache_clear()
+    yield
+    config.batch_norm_resident_plan.cache_clear()
+
+
+@pytest.mark.parametrize("shape,cl,row_lanes", [
+    ((5, 6, 3, 7), False, 2048),  # NCHW row layout (21 of 32 lanes real)
+    ((4, 6, 3, 7), False, 4),  # NCHW with a division per element
+    ((5, 6, 3, 7), True, 2048),  # channels-last
+    ((17, 10), False, 2048),  # (N, C) rows
+])
+def test_resident_many_items(many_resident_items, monkeypatch, shape, cl, row_lanes, device):
+    monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
+    x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+    xv = K.view(x.detach())
+    plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, 4, 32, xv.l)
+    assert plan is not None and plan.split > plan.ms > 1, plan
+    z = torch.randn_like(x, requires_grad=True)
+    _check_bn(x, w, b, rm, rv, training=True, activation="relu", z=z)
+    _check_bn(x, None, None, None, None, training=True)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the interpreter runs programs one after another: "
+                    "no program there waits for another")
+def test_resident_counters_left_zeroed(many_resident_items):
+    """Programs of a channel block wait for each other on counters that the block's last program zeroes again:
+    launch after launch on one stream share them."""
+    x, w, b, rm, rv = _make((5, 6, 3, 7), False, torch.float32, "cuda")
+    for _ in range(3):
+        _check_bn(x, w, b, rm, rv, training=True)
+    torch.cuda.synchronize()
+    assert all(not buf.any() for buf in K._SYNC_BUFFERS.values())
+
+
+def test_resident_refused_falls_back(monkeypatch, device):
+    """A device that cannot hold the resident grid at once (CUDA refuses the cooperative launch before anything
+    runs) gets the two-launch forward, then and from then on; other launch errors propagate."""
+    refused = []
+
+    def refuse(*args, **kwargs):
+        refused.append(1)
+        raise RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch")
+
+    monkeypatch.setattr(K, "_fwd_resident", refuse)
+    monkeypatch.setattr(K, "_RESIDENT_REFUSED", set())
+    x, w, b, rm, rv = _make((3, 5, 4, 3), False, torch.float32, device)
+    _check_bn(x, w, b, rm, rv, training=True)
+    _check_bn(x, w, b, rm, rv, training=True)
+    assert refused == [1] and K._RESIDENT_REFUSED == {x.device}
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("an unrelated launch failure")
+
+    monkeypatch.setattr(K, "_fwd_resident", fail)
+    monkeypatch.setattr(K, "_RESIDENT_REFUSED", set())
+    with pytest.raises(RuntimeError, match="unrelated"):
+        fastnorm.batch_norm(x, rm, rv, w, b, training=True)

@@ -27,6 +27,11 @@ reproducible. Values are shifted by a per-channel sample ``K = x[0, c, 0]`` befo
 updates the running statistics on device (momentum ``None``: factor 1/num_batches_tracked read from
 device memory), so there is no host synchronization.
 
+Single read. A training forward whose tensor fits in the registers of one program per multiprocessor
+(``config.batch_norm_resident_plan``) runs as one cooperative launch of ``_bn_fwd_resident_kernel``: each program
+loads its item once, stores the item's exact two-pass partial, waits for the other items of its channel block,
+merges their partials in a fixed order and writes y from its registers (x read once: 2·numel bytes moved).
+
 Training passes run in two launches (statistics or (Σg, Σg·x̂) sums, then the one-pass apply or dx
 kernel) or in one (``config.batch_norm_train_fused`` decides from measurements). In one launch, items
 take tickets from an atomic queue ordered stats(g), apply(g - LAG), stats(g + 1), ...; the last block of
@@ -51,6 +56,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .._runtime import INTERPRETER
 from . import config
 from ._launch import _Launcher
 from ._reduce import rounded_prod
@@ -532,6 +538,109 @@ def _bn_apply_kernel(
                  IDX, S, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
+@triton.jit
+def _gather(count_ptr, expected):
+    """Count this program in at ``count_ptr`` and spin until ``expected`` programs have (release, then
+    acquire: the partials the others stored before counting themselves in are visible afterwards); -> the
+    count seen (>= expected). The spin polls with plain volatile loads (no read-modify-write traffic on the
+    counter the others are adding to), then one acquire. Every program that waits here must be resident at once
+    (a cooperative launch)."""
+    tl.debug_barrier()
+    seen = tl.atomic_add(count_ptr, 1, sem="acq_rel", scope="gpu") + 1
+    while seen < expected:
+        seen = tl.load(count_ptr, volatile=True)
+    seen = tl.atomic_add(count_ptr, 0, sem="acquire", scope="gpu")
+    tl.debug_barrier()
+    return seen
+
+
+@triton.jit
+def _resident_index(c, cmask, j, V, C, VP: tl.constexpr, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr,
+                    L: tl.constexpr):
+    """Item ``j`` of a channel block, the [CB, VP] tile of inner indices [j·VP, (j + 1)·VP) -> (its element
+    offsets, the mask of its real elements)."""
+    v = tl.cast(j, IDX) * VP + tl.arange(0, VP).to(IDX)
+    return _tile_offsets(c, v, C, S, FLAT, L), cmask[:, None] & ((v < V) & _lanes_ok(v, S, L))[None, :]
+
+
+@triton.jit
+def _resident_partial(part_ptr, xr, m, shift, c, cmask, j, SPLIT, C, ACC: tl.constexpr):
+    """Store the tile's exact two-pass (count, mean, M2) of x - shift as partial ``j`` of its channels."""
+    tn, tm, tq = _tile_two_pass(xr.to(ACC) - shift[:, None], m, ACC)
+    p = part_ptr + c * SPLIT + j
+    tl.store(p, tn, mask=cmask)
+    tl.store(p + C * SPLIT, tm, mask=cmask)
+    tl.store(p + 2 * C * SPLIT, tq, mask=cmask)
+
+
+@triton.jit
+def _bn_fwd_resident_kernel(
+    x_ptr, y_ptr, z_ptr, w_ptr, b_ptr, shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, part_ptr, sync_ptr,
+    C, V, SPLIT, mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
+    S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    CB: tl.constexpr, VP: tl.constexpr, MS: tl.constexpr, SERIAL: tl.constexpr,
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, FIX_GAMMA: tl.constexpr,
+    UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
+):
+    """Single-read training forward: x is read once and held in registers from the statistics to the output.
+
+    Program (j, channel block cb) loads its item — the [CB, VP] tile of inner indices [j·VP, (j + 1)·VP) — and
+    stores the tile's exact two-pass (count, mean, M2) of x - K (K = x[0, c, 0]) as partial j; when all SPLIT
+    items of the block have stored theirs (``_gather`` on the block's counter), each program merges the SPLIT
+    partials in the same fixed order (``_merge_partials``: every program gets bitwise the same statistics) and
+    writes y = act(((x - K) - mean_rel)·w·invstd + b + z) from its registers. Program j = 0 writes the saved
+    (shift, mean_rel, invstd) and updates the running statistics. All NCB·SPLIT programs must be resident at once:
+    the launcher keeps the grid within one program per multiprocessor and launches it cooperatively.
+
+    sync_ptr: 2·NCB zeroed int32 counters (arrivals, then programs past the merge); the last program of a block
+    past its merge zeroes both again. SERIAL (the interpreter, which runs programs one after another, so no
+    program could wait for a later one): every program computes all SPLIT partials of its block itself (the
+    same values each time) and nothing waits.
+    """
+    pid = tl.program_id(0)
+    ncb = tl.cdiv(C, CB)
+    cb = pid % ncb
+    j = pid // ncb
+    c = cb * CB + tl.arange(0, CB)
+    cmask = c < C
+    shift = _channel_shift(x_ptr, c, cmask, S, ACC)
+    off, m = _resident_index(c, cmask, j, V, C, VP, IDX, S, FLAT, L)
+    xr = tl.load(x_ptr + off, mask=m, other=0.0)
+    if SERIAL:
+        for jj in range(0, SPLIT):
+            off_o, m_o = _resident_index(c, cmask, jj, V, C, VP, IDX, S, FLAT, L)
+            _resident_partial(part_ptr, tl.load(x_ptr + off_o, mask=m_o, other=0.0), m_o, shift, c, cmask, jj,
+                              SPLIT, C, ACC)
+        jo = j
+    else:
+        _resident_partial(part_ptr, xr, m, shift, c, cmask, j, SPLIT, C, ACC)
+        # min(j, seen) is j (seen >= SPLIT > j), but the compiler cannot know it: the output's offsets and mask
+        # are computed afresh after the wait instead of being held in registers through it beside x.
+        jo = tl.minimum(j, _gather(sync_ptr + cb, SPLIT))
+    _, mrel, m2 = _merge_partials(part_ptr, c, cmask, 0, SPLIT, C * SPLIT, SPLIT, MS, CB, ACC)
+    if not SERIAL:
+        if _arrive(sync_ptr + ncb + cb, SPLIT):
+            tl.store(sync_ptr + cb, 0)
+    count = _hl(cnt_hi, cnt_lo, ACC)
+    rstd = _invstd(m2 / count, _hl(eps_hi, eps_lo, ACC), ACC)
+    if j == 0:
+        tl.store(shift_ptr + c, shift, mask=cmask)
+        tl.store(mrel_ptr + c, mrel, mask=cmask)
+        tl.store(rstd_ptr + c, rstd, mask=cmask)
+        if UPDATE_RUNNING:
+            _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift + mrel, m2 / count, count, mom_hi, mom_lo, ACC,
+                            MOMENTUM_NONE)
+    scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
+    beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
+    yv = ((xr.to(ACC) - shift[:, None]) - mrel[:, None]) * scale[:, None] + beta[:, None]
+    off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, FLAT, L)
+    if HAS_Z:
+        yv += tl.load(z_ptr + off, mask=m, other=0.0).to(ACC)
+    if RELU:
+        yv = tl.where(yv < 0, 0.0, yv)  # NaN passes, as through torch.relu
+    tl.store(y_ptr + off, yv.to(y_ptr.dtype.element_ty), mask=m)
+
+
 # ---------------------------------------------------------------------------------------------- backward
 
 
@@ -985,6 +1094,7 @@ class Peers(NamedTuple):
 
 # One launcher per kernel: repeat launches skip Triton's per-call argument binding (see ``_launch``).
 _fwd_fused = _Launcher(_bn_fwd_fused_kernel)
+_fwd_resident = _Launcher(_bn_fwd_resident_kernel)
 _apply = _Launcher(_bn_apply_kernel)
 _bwd_fused = _Launcher(_bn_bwd_fused_kernel)
 _bwd_dx = _Launcher(_bn_bwd_dx_kernel)
@@ -1061,13 +1171,17 @@ _SYNC_BUFFERS: dict[tuple, torch.Tensor] = {}
 
 
 def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
-    """The zeroed int32 counters of a fused kernel's launch (``_sync_counters``).
+    """The zeroed int32 counters of a fused kernel's launch (``_sync_counters``)."""
+    return _zeroed_counters(2 + plan.groups * plan.ncb_g * (plan.nsub + 1) + 3 * plan.groups, device)
 
-    Every launch leaves them at 0, and launches on one stream run one after another, so eager launches on a
-    CUDA stream share one buffer (grown when a plan needs more): no allocation and no zero-fill launch per
-    call. Under CUDA-graph capture (the graph may be replayed on another stream) and on the CPU (the
-    interpreter) each launch gets a fresh zeroed buffer."""
-    n = 2 + plan.groups * plan.ncb_g * (plan.nsub + 1) + 3 * plan.groups
+
+def _zeroed_counters(n: int, device: torch.device) -> torch.Tensor:
+    """At least ``n`` zeroed int32 counters for a launch that leaves them at 0 again.
+
+    Launches on one stream run one after another, so eager launches on a CUDA stream share one buffer (grown
+    when a launch needs more): no allocation and no zero-fill launch per call. Under CUDA-graph capture (the
+    graph may be replayed on another stream) and on the CPU (the interpreter) each launch gets a fresh zeroed
+    buffer."""
     if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
         return torch.zeros(n, dtype=torch.int32, device=device)
     index = device.index if device.index is not None else torch.cuda.current_device()
@@ -1100,18 +1214,22 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     running statistics in place when given (momentum None: factor 1/nbt read on device)."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = _plan(xv, xv.x.element_size(), "fused", "fwd")
     dev = xv.x.device
     shift = torch.empty(c, dtype=acc, device=dev)
     mrel = torch.empty(c, dtype=acc, device=dev)
     rstd = torch.empty(c, dtype=acc, device=dev)
+    mh, ml = _hilo(0.0 if momentum is None else momentum)
+    eh, el = _hilo(eps)
+    ch, cl = _hilo(float(xv.count))
+    resident = config.BN_RESIDENT and config.batch_norm_resident_plan(xv.flat, c, v, acc.itemsize, _sms(xv), xv.l)
+    if resident and _forward_resident(xv, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt,
+                                      resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
+        return shift, mrel, rstd
+    plan = _plan(xv, xv.x.element_size(), "fused", "fwd")
     part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split
     update = running_mean is not None
-    mh, ml = _hilo(0.0 if momentum is None else momentum)
-    eh, el = _hilo(eps)
-    ch, cl = _hilo(float(xv.count))
     fused = config.batch_norm_train_fused("fwd", xv.x.numel())
     _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
@@ -1126,6 +1244,41 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
               save=False)
     return shift, mrel, rstd
+
+
+#: Devices that refused a cooperative launch of the resident kernel (e.g. a process limited to part of the SMs):
+#: their training forwards take the two-launch path from then on.
+_RESIDENT_REFUSED: set = set()
+
+
+def _forward_resident(xv: View, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt,
+                      plan: config.ResidentPlan, scalars: tuple, momentum_none: bool, fix_gamma: bool,
+                      relu: bool) -> bool:
+    """The single-read training forward (``_bn_fwd_resident_kernel``): one cooperative launch of
+    plan.ncb·plan.split programs, at most one per multiprocessor. False, with nothing written, when
+    the device cannot hold the whole grid at once (CUDA refuses the cooperative launch, before anything runs)."""
+    acc = _acc(xv.x.dtype)
+    c = xv.c
+    dev = xv.x.device
+    if dev in _RESIDENT_REFUSED:
+        return False
+    part = torch.empty(3 * c * plan.split, dtype=acc, device=dev)
+    sync = _zeroed_counters(2 * plan.ncb, dev)
+    try:
+        _fwd_resident((plan.ncb * plan.split,), (
+            xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
+            c, xv.v, plan.split, *scalars,
+        ), dict(
+            S=xv.s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
+            MS=plan.ms, SERIAL=INTERPRETER, HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None,
+            RELU=relu, FIX_GAMMA=fix_gamma, UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none,
+        ), plan.num_warps, 1, cooperative=True)
+    except RuntimeError as e:
+        if "cooperative" not in str(e):
+            raise
+        _RESIDENT_REFUSED.add(dev)
+        return False
+    return True
 
 
 def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:

@@ -338,3 +338,59 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     num_warps = BN_WARPS if cb * bs >= 4096 else max(1, BN_WARPS // 2)
     ms = max(2, min(BN_MERGE_TILE, BN_MERGE_ELEMS // cb))
     return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, ms, num_warps)
+
+
+#: Single-read training forward (``_bn_fwd_resident_kernel``): when the whole tensor fits in the registers of one
+#: program per multiprocessor, each program holds its item from the statistics to the output (x read once).
+#: BN_RESIDENT_BYTES: accumulation-dtype bytes held per program (32768 fp32 values: 64 per thread at
+#: BN_RESIDENT_WARPS); BN_RESIDENT_MIN_RUN: the shortest contiguous run an item reads (elements along the
+#: channel in channels-last, along the inner index in NCHW), for whole 32-byte sectors. Measured on the H200
+#: (NOTES.md, session 8): 2 or 4 programs per multiprocessor (half or a quarter of the warps and values each) were
+#: faster at some NCHW shapes, slower at channels-last ones, and 5-20x slower where a program held one channel.
+BN_RESIDENT = True
+BN_RESIDENT_BYTES = 32768 * 4
+BN_RESIDENT_WARPS = 16
+BN_RESIDENT_MIN_RUN = {True: 32, False: 256}
+
+
+class ResidentPlan(NamedTuple):
+    cb: int  # channels per item
+    vp: int  # inner indices per item (a power of two)
+    split: int  # items per channel block
+    ncb: int  # channel blocks
+    ms: int  # partials merged per step
+    num_warps: int
+
+
+@functools.cache
+def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int, lanes: int = 0
+                             ) -> ResidentPlan | None:
+    """The single-read plan for ``c`` channels of ``v`` inner indices, or None when the tensor does not fit in
+    ``sms`` programs of BN_RESIDENT_BYTES // acc_size values. Among the items that fit (a power-of-two channel
+    block, inner extents of a power of two, whole runs of at least BN_RESIDENT_MIN_RUN), the plan with the least
+    work per program: the item's elements plus the partials every program reads in its merge (3·split·cb, 4 bytes
+    each against 2 per element), then the fewest programs. (The launcher consults it when BN_RESIDENT.)"""
+    cap = BN_RESIDENT_BYTES // acc_size
+    best = None
+    cb = 1
+    while cb <= _next_pow2(c):
+        ncb = _cdiv(c, cb)
+        if ncb <= sms and (not flat or cb >= min(_next_pow2(c), BN_RESIDENT_MIN_RUN[True])):
+            vp = max(_next_pow2(_cdiv(max(v, 1), sms // ncb)), lanes, 1)
+            if not flat:
+                vp = max(vp, min(_next_pow2(max(v, 1)), BN_RESIDENT_MIN_RUN[False]))
+            while cb * vp <= cap:
+                split = _cdiv(max(v, 1), vp)
+                key = (cb * vp + 6 * split * cb, ncb * split)
+                if best is None or key < best[0]:
+                    best = (key, cb, vp, split, ncb)
+                if split == 1:
+                    break
+                vp *= 2
+        cb *= 2
+    if best is None:
+        return None
+    _, cb, vp, split, ncb = best
+    warps = max(1, min(BN_RESIDENT_WARPS, cb * vp // 512))
+    ms = max(2, min(BN_MERGE_TILE, BN_MERGE_ELEMS // cb))
+    return ResidentPlan(cb, vp, split, ncb, ms, warps)
