@@ -1,9 +1,10 @@
-"""One BatchNorm training forward per case, for Nsight Compute to profile the statistics kernel.
+"""One BatchNorm training forward per case, for Nsight Compute to profile its statistics (or resident) kernel.
 
     ncu --kernel-name regex:_bn_fwd_fused_kernel --launch-skip 2 --launch-count 1 --section SpeedOfLight \
         ... python benchmarks/scripts/ncu_bn_stats.py CASE
 
-CASE: nchw14 (256x1024x14x14 bf16), cl28 (256x256x28x28 bf16 channels_last), nchw56 (256x64x56x56 bf16).
+CASE (bf16): nchw14 (256x1024x14x14), cl28 (256x256x28x28 channels_last), nchw56 (256x64x56x56); tensors that fit
+the single-read kernel (``_bn_fwd_resident_kernel``): nchw7b32 / cl7b32 (32x2048x7x7), nchw56b8 (8x64x56x56).
 Three forwards run (the first two compile and warm up; profile the third with --launch-skip 2).
 """
 
@@ -14,7 +15,8 @@ import torch
 import fastnorm
 
 CASES = {"nchw14": ((256, 1024, 14, 14), False), "cl28": ((256, 256, 28, 28), True),
-         "nchw56": ((256, 64, 56, 56), False)}
+         "nchw56": ((256, 64, 56, 56), False), "nchw7b32": ((32, 2048, 7, 7), False),
+         "cl7b32": ((32, 2048, 7, 7), True), "nchw56b8": ((8, 64, 56, 56), False)}
 
 shape, cl = CASES[sys.argv[1]]
 x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)

@@ -166,6 +166,7 @@ def _apply_overrides(overrides):
     for k, v in (overrides or {}).items():
         setattr(config, k, v)
     config.batch_norm_plan.cache_clear()
+    config.batch_norm_resident_plan.cache_clear()
 
 
 def precompile(jobs):
@@ -255,7 +256,12 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((32, 512, 28, 28), "bf16", False), ((8, 256, 128, 128), "bf16", False),
                  # fp32 channels-last and 7x7: the rows where torch eager was faster (report, session 5)
                  ((256, 64, 56, 56), "fp32", True), ((8, 256, 128, 128), "fp32", True),
-                 ((128, 2048, 7, 7), "fp32", False), ((128, 2048, 7, 7), "fp32", True)]
+                 ((128, 2048, 7, 7), "fp32", False), ((128, 2048, 7, 7), "fp32", True),
+                 # tensors that fit the single-read (resident) training forward on 132 SMs
+                 ((32, 2048, 7, 7), "bf16", False), ((32, 2048, 7, 7), "bf16", True),
+                 ((16, 1024, 14, 14), "bf16", False), ((16, 1024, 14, 14), "bf16", True),
+                 ((8, 64, 56, 56), "bf16", False), ((8, 64, 56, 56), "bf16", True),
+                 ((32, 2048, 7, 7), "fp32", False), ((32, 2048, 7, 7), "fp32", True)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
@@ -291,20 +297,23 @@ def _loop_variants():
 VARIANTS.update(_loop_variants())
 VARIANTS["item64K"] = {"BN_ITEM": {"fused": 65536, "stream": 65536}}
 VARIANTS["merge1024"] = {"BN_MERGE_ELEMS": 1024}
+VARIANTS["noresident"] = {"BN_RESIDENT": False}
+VARIANTS["res_w8"] = {"BN_RESIDENT_WARPS": 8}
+VARIANTS["res_16K"] = {"BN_RESIDENT_BYTES": 16384 * 4}
 
 
 def variants(copy_bw, results):
     from fastnorm.kernels import config
 
     names = os.environ.get("BN_VARIANTS")  # comma-separated subset of VARIANTS (default: all)
-    cases_filter = os.environ.get("BN_VARIANT_CASES")  # substring that the case key must contain
+    cases_filter = os.environ.get("BN_VARIANT_CASES")  # substrings (';'-separated), one of which the key contains
     variant_items = [(n, ov) for n, ov in VARIANTS.items() if not names or n in names.split(",") or n == "default"]
     variant_items += variant_items[::-1]  # each variant twice, in both orders (the first timings run colder)
 
     saved = {k: getattr(config, k) for v in VARIANTS.values() for k in v}
     for shape, dtype_name, cl in VARIANT_CASES:
         key = case_key(shape, dtype_name, cl)
-        if cases_filter and cases_filter not in key:
+        if cases_filter and not any(f in key for f in cases_filter.split(";")):
             continue
         case = make_case(shape, dtype_name, cl)
         t_torch = {op: bench(runner(op, "torch", case)[0]) for op in OPS}
@@ -333,6 +342,7 @@ def variants(copy_bw, results):
     for k, v in saved.items():
         setattr(config, k, v)
     config.batch_norm_plan.cache_clear()
+    config.batch_norm_resident_plan.cache_clear()
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -366,7 +376,7 @@ def main():
             cases_filter = os.environ.get("BN_VARIANT_CASES", "")
             jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for n, ov in VARIANTS.items()
                      if (not names or n in names.split(",") or n == "default")
-                     and cases_filter in case_key(s, d, cl)]
+                     and any(f in case_key(s, d, cl) for f in cases_filter.split(";"))]
         precompile(jobs)
         copy_bw = copy_bandwidth()
         results["copy_GBps"] = copy_bw / 1e9
