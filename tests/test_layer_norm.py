@@ -688,3 +688,21 @@ def test_as_rows_copies_strided_rows_of_a_traced_tensor():
         assert K.as_rows(torch.empty(4, 27)[:, :9], 9).stride() == (9, 1)
         dense = torch.empty(4, 9)
         assert K.as_rows(dense, 9) is dense
+
+
+def test_tuned_key_buckets(monkeypatch):
+    """Rows of N look up NORM_TUNED under P = next_pow2(N), or under 3P/4 when N fills at most three quarters of P;
+    a 3P/4 key without an entry falls back to P's."""
+    for n in [*range(1, 5000, 7), 5120, 6144, 6145, 12288, 12289, 65536]:
+        p = 1 << (n - 1).bit_length()
+        key = C.norm_tuned_key(n)
+        assert key == (p * 3 // 4 if p >= 4 and 4 * n <= 3 * p else p), n
+        assert n <= key <= p and (key == p or n > p // 2)
+    monkeypatch.setattr(C, "NORM_TUNED", {("fwd", False, 4096): (1, 4096, False, 4, 1, 0),
+                                          ("fwd", False, 3072): (2, 4096, False, 8, 1, 0)})
+    C.norm_fwd_config.cache_clear()
+    try:
+        assert C.norm_fwd_config(3000, 2).block_m == 2 and C.norm_fwd_config(3073, 2).block_m == 1
+        assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 4, None, True)  # untuned: the rules
+    finally:
+        C.norm_fwd_config.cache_clear()

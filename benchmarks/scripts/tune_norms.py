@@ -533,8 +533,8 @@ def install_winners(best, sms):
         c = res[0][1]
         per_sm = c.programs // sms
         entry = (c.block_m, c.block_n, c.chunked, c.num_warps, c.num_stages, per_sm) + ((True,) if c.w_in_loop else ())
-        C.NORM_TUNED[(kind, op == "RMS", triton_next_pow2(n))] = entry
-        print(f'    ("{kind}", {op == "RMS"}, {triton_next_pow2(n)}): {entry},  # {res[0][0]:.1f}%')
+        C.NORM_TUNED[(kind, op == "RMS", C.norm_tuned_key(n))] = entry
+        print(f'    ("{kind}", {op == "RMS"}, {C.norm_tuned_key(n)}): {entry},  # {res[0][0]:.1f}%')
     C.norm_fwd_config.cache_clear()
     C.norm_bwd_config.cache_clear()
 

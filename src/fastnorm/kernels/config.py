@@ -77,7 +77,7 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 
 
 #: Measured winners for 16-bit inputs on an H200 (benchmarks/NOTES.md, LayerNorm/RMSNorm section), by
-#: (direction, is_rms, next_pow2(N)): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
+#: (direction, is_rms, ``norm_tuned_key(N)``): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
 #: (0 = one program per tile)[, w_in_loop]). Other dtypes and N use the rules below.
 NormEntry = tuple[int, int, bool, int, int, int] | tuple[int, int, bool, int, int, int, bool]
 NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
@@ -87,10 +87,13 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", False, 256): (16, 256, False, 8, 1, 2),  # 44.8 / 36.0% (session 7; was 32×256 w16 1/SM: 39.7 / 29.3)
     ("fwd", False, 512): (4, 512, False, 2, 1, 0),  # 75.9% of copy
     ("bwd", False, 512): (4, 512, False, 4, 1, 4),  # 59.5 / 59.2% (session 7; was 16×512 w16 1/SM: 49.0)
+    ("fwd", False, 768): (2, 1024, False, 2, 1, 0),  # N = 513..768: 77.9% at 768 (session 8; the 1024 tile: 74.5)
     ("fwd", False, 1024): (4, 1024, False, 4, 1, 0),  # 85.2% of copy
     ("bwd", False, 1024): (2, 1024, False, 4, 1, 4),  # 72.0 / 71.4% (session 7; was 8×1024 w16 1/SM: 55.7)
+    ("fwd", False, 1536): (2, 2048, False, 4, 1, 0),  # 83.9% at 1536 (session 8; the 2048 tile: 77.9)
     ("fwd", False, 2048): (1, 2048, False, 2, 1, 0),  # 91.9% of copy
     ("bwd", False, 2048): (1, 2048, False, 4, 3, 4),  # 77.4 / 77.7% (session 7; was 2×2048 w8 2/SM: 72.4)
+    ("fwd", False, 3072): (2, 4096, False, 8, 1, 0),  # 85.1% at 3072 (session 8; the 4096 tile: 81.1)
     ("fwd", False, 4096): (1, 4096, False, 4, 1, 0),  # 94.6% of copy
     ("bwd", False, 4096): (1, 4096, False, 8, 3, 2),  # 78.5% of copy
     ("fwd", False, 8192): (1, 8192, False, 8, 1, 0),  # 86.9% of copy
@@ -115,6 +118,7 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 4096): (2, 4096, False, 16, 3, 1),  # 93.7% of copy
     ("fwd", True, 8192): (1, 8192, False, 8, 1, 0),  # 96.5% of copy
     ("bwd", True, 8192): (1, 8192, False, 16, 3, 1),  # 96.8% of copy
+    ("fwd", True, 12288): (1, 16384, False, 16, 2, 4),  # 88.0% at 12288 (session 8; the 16384 tile: 81.6)
     ("fwd", True, 16384): (1, 16384, False, 32, 1, 0),  # 91.2% of copy
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
     ("fwd", True, 32768): (1, 32768, False, 32, 2, 4),  # 90.3% of copy
@@ -124,10 +128,18 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
+def norm_tuned_key(n: int) -> int:
+    """NORM_TUNED's size key of rows of ``n``: the power of two P = next_pow2(n), or 3P/4 for n <= 3P/4 — rows that
+    fill at most three quarters of their power-of-two tile (768, 1536, 3072, 5120, 12288, ...: the masked quarter
+    halves a thread's loads, and other tiles win there), whose entries fall back to P's when absent."""
+    p = _next_pow2(n)
+    return p * 3 // 4 if p >= 4 and 4 * n <= 3 * p else p
+
+
 def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
     if elem_size != 2:
         return None
-    hit = NORM_TUNED.get((kind, is_rms, _next_pow2(n)))
+    hit = NORM_TUNED.get((kind, is_rms, norm_tuned_key(n))) or NORM_TUNED.get((kind, is_rms, _next_pow2(n)))
     if hit is None:
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *w_in_loop = hit
@@ -194,12 +206,15 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
     edges = {NORM_FWD_FUSED_MAX[acc] + 1, NORM_BWD_FUSED_MAX[acc] + 1,
              NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1,
              NORM_PARTIAL_SUM_MIN_COLS * NORM_PARTIAL_SUM_BLOCKS + 1}  # the partial sum's blocks pass 16 columns
-    if elem_size == 2:  # where the measured table switches to chunked rows
+    if elem_size == 2:  # where the measured table switches to chunked rows, and from a 3P/4 entry to P's
         for kind in ("fwd", "bwd"):
             for is_rms in (False, True):
                 chunked = [n for (k, r, n), v in NORM_TUNED.items() if k == kind and r == is_rms and v[2]]
                 if chunked:
                     edges.add(min(chunked) // 2 + 1)
+        for _, _, n in NORM_TUNED:
+            if n & (n - 1):  # a 3P/4 key: its rows run from P/2 + 1 to 3P/4
+                edges.update((n * 2 // 3 + 1, n + 1))
     return sorted(edges)
 
 
