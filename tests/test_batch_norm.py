@@ -599,3 +599,17 @@ def test_resident_refused_falls_back(monkeypatch, device):
     monkeypatch.setattr(K, "_RESIDENT_REFUSED", set())
     with pytest.raises(RuntimeError, match="unrelated"):
         fastnorm.batch_norm(x, rm, rv, w, b, training=True)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_no_grad_path_matches(training, device):
+    """Without anything to differentiate the op skips the autograd Function: the same output and running
+    statistics, bitwise, and no graph."""
+    x, w, b, rm, rv = _make((3, 5, 4, 3), True, torch.bfloat16, device)
+    rm2, rv2 = rm.clone(), rv.clone()
+    y = fastnorm.batch_norm(x, rm, rv, w, b, training, activation="relu")
+    with torch.no_grad():
+        y2 = fastnorm.batch_norm(x, rm2, rv2, w, b, training, activation="relu")
+    assert y.grad_fn is not None and y2.grad_fn is None and y2.stride() == x.stride()
+    for a, c in ((y, y2), (rm, rm2), (rv, rv2)):
+        assert torch.equal(a, c)

@@ -48,6 +48,7 @@ tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from typing import NamedTuple
@@ -1144,7 +1145,9 @@ def _pow2(n: int) -> int:
     return 1 << (max(n, 1) - 1).bit_length()
 
 
+@functools.lru_cache(maxsize=1024)
 def _hilo(v: float) -> tuple[float, float]:
+    """A host float as an fp32 (hi, lo) pair (cached: eps, momentum and counts repeat from call to call)."""
     hi = struct.unpack("f", struct.pack("f", v))[0]
     return hi, float(v) - hi
 

@@ -447,8 +447,12 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
                 running_mean.copy_(new_rm)
                 running_var.copy_(new_rv)
         return y
-    return _BatchNormFunction.apply(x, weight, bias, z, (running_mean, running_var, nbt, batch_stats, update, momentum,
-                                                         eps, fix_gamma, relu))
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias, z)):
+        return _BatchNormFunction.apply(x, weight, bias, z, (running_mean, running_var, nbt, batch_stats, update,
+                                                             momentum, eps, fix_gamma, relu))
+    # Nothing to differentiate (inference, torch.no_grad()): no autograd Function and no saved tensors.
+    return _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum, eps,
+                         fix_gamma, relu)[0]
 
 
 # ------------------------------------------------------------------------------------------ stage functions
