@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import torch
+from torch.autograd import forward_ad
 
 #: Read once, at import, because Triton itself reads it when ``@triton.jit`` decorates a kernel.
 INTERPRETER: bool = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "yes", "on")
@@ -28,3 +29,12 @@ def describe() -> str:
     if INTERPRETER:
         return "CPU with TRITON_INTERPRET=1: Triton kernels through the interpreter"
     return "CPU: PyTorch's own implementation (set TRITON_INTERPRET=1 to run the Triton kernels)"
+
+
+def needs_autograd(*tensors: torch.Tensor | None) -> bool:
+    """True when an op must run through its autograd Function: grad mode is on and an input requires a gradient,
+    or a forward-mode AD level is open (a dual input's tangent must not be dropped silently: the Function raises
+    instead). False lets the op call its forward directly, without the Function's host cost."""
+    if forward_ad._current_level >= 0:
+        return True
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)

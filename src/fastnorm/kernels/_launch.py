@@ -104,7 +104,8 @@ class _Launcher:
         entry = self.cache.get(key)
         if entry is None:
             self.cache[key] = _Compiled(self.fn[grid](*args, **meta,
-                                                      **_options(num_warps, num_stages, maxnreg, cooperative)))
+                                                      **_options(num_warps, num_stages, maxnreg, cooperative)),
+                                        cooperative)
             return
         stream = torch._C._cuda_getCurrentRawStream(device)
         enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
@@ -122,19 +123,21 @@ class _Launcher:
 class _Compiled:
     """A ``CompiledKernel`` and what its repeat launches need. ``launch`` is the C launch function of Triton's
     CUDA launcher, called directly when the kernel needs no global or profiling scratch memory (the launcher's
-    Python wrapper would only allocate those), else None (then ``kernel.run`` is called)."""
+    Python wrapper would only allocate those) and the launcher shows the cooperative flag the launch asked for,
+    else None (then ``kernel.run`` is called, which launches as Triton compiled it)."""
 
     __slots__ = ("kernel", "function", "packed_metadata", "launch", "cooperative", "pdl")
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, cooperative: bool):
         runner = kernel.run  # loads the module and creates the launcher on first access
         self.kernel = kernel
         self.function = kernel.function
         self.packed_metadata = kernel.packed_metadata
         direct = (getattr(runner, "global_scratch_size", 1) == 0 and getattr(runner, "profile_scratch_size", 1) == 0
-                  and hasattr(runner, "launch"))
+                  and hasattr(runner, "launch")
+                  and bool(getattr(runner, "launch_cooperative_grid", False)) == cooperative)
         self.launch = runner.launch if direct else None
-        self.cooperative = getattr(runner, "launch_cooperative_grid", False)
+        self.cooperative = cooperative
         self.pdl = getattr(runner, "launch_pdl", False)
 
 

@@ -30,7 +30,8 @@ device memory), so there is no host synchronization.
 Single read. A training forward whose tensor fits in the registers of one program per multiprocessor
 (``config.batch_norm_resident_plan``) runs as one cooperative launch of ``_bn_fwd_resident_kernel``: each program
 loads its item once, stores the item's exact two-pass partial, waits for the other items of its channel block,
-merges their partials in a fixed order and writes y from its registers (x read once: 2·numel bytes moved).
+merges their partials in a fixed order and writes y from its registers (x read once: the fewest bytes, x and z
+read, y written).
 
 Training passes run in two launches (statistics or (Σg, Σg·x̂) sums, then the one-pass apply or dx
 kernel) or in one (``config.batch_norm_train_fused`` decides from measurements). In one launch, items
@@ -1213,8 +1214,10 @@ def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.Batc
 
 def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, running_var, nbt,
                   momentum: float | None, eps: float, fix_gamma: bool, relu: bool):
-    """Fused training forward into ``y``; returns the saved (shift, mean_rel, invstd) and updates the
-    running statistics in place when given (momentum None: factor 1/nbt read on device)."""
+    """Training forward into ``y``: the single-read kernel when the tensor fits (and the device takes its
+    cooperative launch), else the statistics + apply launches (or the one-launch schedule). Returns the saved
+    (shift, mean_rel, invstd) and updates the running statistics in place when given (momentum None: factor
+    1/nbt read on device)."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
     dev = xv.x.device

@@ -130,8 +130,9 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
 
 def norm_tuned_key(n: int) -> int:
     """NORM_TUNED's size key of rows of ``n``: the power of two P = next_pow2(n), or 3P/4 for n <= 3P/4 — rows that
-    fill at most three quarters of their power-of-two tile (768, 1536, 3072, 5120, 12288, ...: the masked quarter
-    halves a thread's loads, and other tiles win there), whose entries fall back to P's when absent."""
+    fill at most three quarters of their power-of-two tile (key 768 for 513..768, 3072 for 2049..3072, 6144 for
+    4097..6144 such as 5120, ...: a thread then has fewer loads in flight, and other tiles win there), whose
+    entries fall back to P's when absent."""
     p = _next_pow2(n)
     return p * 3 // 4 if p >= 4 and 4 * n <= 3 * p else p
 
@@ -383,8 +384,9 @@ def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int
     """The single-read plan for ``c`` channels of ``v`` inner indices, or None when the tensor does not fit in
     ``sms`` programs of BN_RESIDENT_BYTES // acc_size values. Among the items that fit (a power-of-two channel
     block, inner extents of a power of two, whole runs of at least BN_RESIDENT_MIN_RUN), the plan with the least
-    work per program: the item's elements plus the partials every program reads in its merge (3·split·cb, 4 bytes
-    each against 2 per element), then the fewest programs. (The launcher consults it when BN_RESIDENT.)"""
+    work per program: the item's elements plus the partials every program reads in its merge (3·split·cb values,
+    weighted 2: 4-byte partials against 2-byte elements), then the fewest programs. (The launcher consults it when
+    BN_RESIDENT.)"""
     cap = BN_RESIDENT_BYTES // acc_size
     best = None
     cb = 1

@@ -58,7 +58,7 @@ import math
 
 import torch
 
-from .._runtime import uses_triton
+from .._runtime import needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_momentum, check_same_device
 from ..kernels import batch_norm as K
 
@@ -447,7 +447,7 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
                 running_mean.copy_(new_rm)
                 running_var.copy_(new_rv)
         return y
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias, z)):
+    if needs_autograd(x, weight, bias, z):
         return _BatchNormFunction.apply(x, weight, bias, z, (running_mean, running_var, nbt, batch_stats, update,
                                                              momentum, eps, fix_gamma, relu))
     # Nothing to differentiate (inference, torch.no_grad()): no autograd Function and no saved tensors.

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import is_fake
 
-from .._runtime import uses_triton
+from .._runtime import needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_optional_param, check_same_device, normalize_shape
 from ..kernels import layer_norm as K
 
@@ -293,12 +293,7 @@ def _norm_triton(x, weight, bias, residual, nd, eps, weight_offset, is_rms, resi
         y, res_out, _, _ = torch.ops.fastnorm.norm_fwd(x, weight, bias, residual, nd, eps, weight_offset, is_rms,
                                                        residual_dtype)
         return y if residual is None else (y, res_out)
-    if torch.is_grad_enabled() and (
-        x.requires_grad
-        or (weight is not None and weight.requires_grad)
-        or (bias is not None and bias.requires_grad)
-        or (residual is not None and residual.requires_grad)
-    ):
+    if needs_autograd(x, weight, bias, residual):
         return _NormFunction.apply(x, weight, bias, residual, (nd, eps, weight_offset, is_rms, residual_dtype))
     y, res_out, _, _ = _forward(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype, False,
                                 False)
