@@ -530,9 +530,9 @@ def test_resident_plan_contract(flat, sms):
                 assert plan.ncb * plan.cb >= c > (plan.ncb - 1) * plan.cb
                 assert plan.split * plan.vp >= v > (plan.split - 1) * plan.vp
                 assert plan.vp & (plan.vp - 1) == 0 and plan.cb & (plan.cb - 1) == 0 and plan.vp >= lanes
-    assert config.batch_norm_resident_plan(False, 2048, 32 * 64, 2, 132, 64) is not None  # 32×2048×7²
-    assert config.batch_norm_resident_plan(True, 2048, 32 * 49, 2, 132) is not None
-    assert config.batch_norm_resident_plan(False, 64, 256 * 3136, 2, 132) is None  # 256×64×56²
+    assert config.batch_norm_resident_plan(False, 2048, 32 * 64, 4, 132, 64) is not None  # 32×2048×7²
+    assert config.batch_norm_resident_plan(True, 2048, 32 * 49, 4, 132) is not None
+    assert config.batch_norm_resident_plan(False, 64, 256 * 3136, 4, 132) is None  # 256×64×56²
 
 
 @pytest.fixture

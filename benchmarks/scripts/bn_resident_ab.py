@@ -24,7 +24,8 @@ from fastnorm.kernels import config
 
 SHAPES = [(32, 2048, 7, 7), (16, 1024, 14, 14), (32, 256, 14, 14), (8, 64, 56, 56), (32, 512, 7, 7),
           (128, 2048, 7, 7), (32, 512, 28, 28)]  # the last two do not fit: two launches in every variant
-VARIANTS = {"resident": {}, "two_launch": {"BN_RESIDENT": False}, "res_w8": {"BN_RESIDENT_WARPS": 8},
+VARIANTS = {"resident": {}, "two_launch": {"BN_RESIDENT": False},
+            "res_w16": {"BN_RESIDENT_WARPS": {2: 16, 4: 16, 8: 16}},
             "res_16K": {"BN_RESIDENT_BYTES": 16384 * 4}}
 
 
@@ -95,7 +96,7 @@ def main():
                     row[name + "_err"] = err
                     xv = fastnorm.kernels.batch_norm.view(x)
                     plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, 4 if dt != torch.float64 else 8,
-                                                           config.multiprocessor_count(0), xv.l)
+                                                           config.multiprocessor_count(0), xv.l, x.element_size())
                     if name == "resident":
                         row["plan"] = None if plan is None else plan._asdict()
                 for k, v in saved.items():

@@ -298,7 +298,7 @@ VARIANTS.update(_loop_variants())
 VARIANTS["item64K"] = {"BN_ITEM": {"fused": 65536, "stream": 65536}}
 VARIANTS["merge1024"] = {"BN_MERGE_ELEMS": 1024}
 VARIANTS["noresident"] = {"BN_RESIDENT": False}
-VARIANTS["res_w8"] = {"BN_RESIDENT_WARPS": 8}
+VARIANTS["res_w16"] = {"BN_RESIDENT_WARPS": {2: 16, 4: 16, 8: 16}}
 VARIANTS["res_16K"] = {"BN_RESIDENT_BYTES": 16384 * 4}
 
 

@@ -1238,7 +1238,8 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     mh, ml = _hilo(0.0 if momentum is None else momentum)
     eh, el = _hilo(eps)
     ch, cl = _hilo(float(xv.count))
-    resident = config.BN_RESIDENT and config.batch_norm_resident_plan(xv.flat, c, v, acc.itemsize, _sms(xv), xv.l)
+    resident = config.BN_RESIDENT and config.batch_norm_resident_plan(xv.flat, c, v, acc.itemsize, _sms(xv), xv.l,
+                                                                      xv.x.element_size())
     if resident and _forward_resident(xv, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt,
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd

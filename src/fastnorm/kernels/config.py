@@ -358,14 +358,16 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
 
 #: Single-read training forward (``_bn_fwd_resident_kernel``): when the whole tensor fits in the registers of one
 #: program per multiprocessor, each program holds its item from the statistics to the output (x read once).
-#: BN_RESIDENT_BYTES: accumulation-dtype bytes held per program (32768 fp32 values: 64 per thread at
-#: BN_RESIDENT_WARPS); BN_RESIDENT_MIN_RUN: the shortest contiguous run an item reads (elements along the
+#: BN_RESIDENT_BYTES: accumulation-dtype bytes held per program (32768 fp32 values); BN_RESIDENT_WARPS by the
+#: bytes of an x element: 8 for 16-bit inputs (128 values per thread: 0-48 bytes of spills on sm_90a; 2-12% faster
+#: than 16 warps in two H200 runs, session 8), 16 for fp32 (8 warps spilled 200-350 bytes and lost up to 10% in
+#: channels-last) and fp64; BN_RESIDENT_MIN_RUN: the shortest contiguous run an item reads (elements along the
 #: channel in channels-last, along the inner index in NCHW), for whole 32-byte sectors. Measured on the H200
 #: (NOTES.md, session 8): 2 or 4 programs per multiprocessor (half or a quarter of the warps and values each) were
 #: faster at some NCHW shapes, slower at channels-last ones, and 5-20x slower where a program held one channel.
 BN_RESIDENT = True
 BN_RESIDENT_BYTES = 32768 * 4
-BN_RESIDENT_WARPS = 16
+BN_RESIDENT_WARPS = {2: 8, 4: 16, 8: 16}
 BN_RESIDENT_MIN_RUN = {True: 32, False: 256}
 
 
@@ -379,14 +381,14 @@ class ResidentPlan(NamedTuple):
 
 
 @functools.cache
-def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int, lanes: int = 0
+def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int, lanes: int = 0, x_size: int = 4
                              ) -> ResidentPlan | None:
     """The single-read plan for ``c`` channels of ``v`` inner indices, or None when the tensor does not fit in
     ``sms`` programs of BN_RESIDENT_BYTES // acc_size values. Among the items that fit (a power-of-two channel
     block, inner extents of a power of two, whole runs of at least BN_RESIDENT_MIN_RUN), the plan with the least
     work per program: the item's elements plus the partials every program reads in its merge (3·split·cb values,
-    weighted 2: 4-byte partials against 2-byte elements), then the fewest programs. (The launcher consults it when
-    BN_RESIDENT.)"""
+    weighted 2: 4-byte partials against 2-byte elements), then the fewest programs; warps by ``x_size``, the bytes
+    of an x element. (The launcher consults it when BN_RESIDENT.)"""
     cap = BN_RESIDENT_BYTES // acc_size
     best = None
     cb = 1
@@ -408,6 +410,6 @@ def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int
     if best is None:
         return None
     _, cb, vp, split, ncb = best
-    warps = max(1, min(BN_RESIDENT_WARPS, cb * vp // 512))
+    warps = max(1, min(BN_RESIDENT_WARPS[x_size], cb * vp // 512))
     ms = max(2, min(BN_MERGE_TILE, BN_MERGE_ELEMS // cb))
     return ResidentPlan(cb, vp, split, ncb, ms, warps)
