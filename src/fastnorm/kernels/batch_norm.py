@@ -49,7 +49,6 @@ tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients
 
 from __future__ import annotations
 
-import functools
 import math
 import struct
 from typing import NamedTuple
@@ -203,6 +202,14 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
         tn, tm, tq = _tile_two_pass(xv, m, ACC)
         cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
     return cnt, mean, m2
+
+
+@triton.jit
+def _store_partial(p, stride_q, cmask, n, mean, m2):
+    """Store partial (count, mean, M2) of channels at p, p + stride_q, p + 2·stride_q (``_merge_partials``' layout)."""
+    tl.store(p, n, mask=cmask)
+    tl.store(p + stride_q, mean, mask=cmask)
+    tl.store(p + 2 * stride_q, m2, mask=cmask)
 
 
 @triton.jit
@@ -378,13 +385,20 @@ def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
         off = _tile_offsets(c, v, C, S, FLAT, L)
-        xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
-        yv = ((xv - shift[:, None]) - mrel[:, None]) * scale[:, None] + beta[:, None]
-        if HAS_Z:
-            yv += tl.load(z_ptr + off, mask=m, other=0.0).to(ACC)
-        if RELU:
-            yv = tl.where(yv < 0, 0.0, yv)  # NaN passes, as through torch.relu
-        tl.store(y_ptr + off, yv.to(y_ptr.dtype.element_ty), mask=m)
+        _apply_tile(tl.load(x_ptr + off, mask=m, other=0.0), off, m, y_ptr, z_ptr, shift, mrel, scale, beta,
+                    HAS_Z, RELU, ACC)
+
+
+@triton.jit
+def _apply_tile(xv, off, m, y_ptr, z_ptr, shift, mrel, scale, beta, HAS_Z: tl.constexpr, RELU: tl.constexpr,
+                ACC: tl.constexpr):
+    """Store y = act(((x - shift) - mrel)·scale + beta + z) of one [CB, *] tile of x (as loaded) at ``off``."""
+    yv = ((xv.to(ACC) - shift[:, None]) - mrel[:, None]) * scale[:, None] + beta[:, None]
+    if HAS_Z:
+        yv += tl.load(z_ptr + off, mask=m, other=0.0).to(ACC)
+    if RELU:
+        yv = tl.where(yv < 0, 0.0, yv)  # NaN passes, as through torch.relu
+    tl.store(y_ptr + off, yv.to(y_ptr.dtype.element_ty), mask=m)
 
 
 @triton.jit
@@ -426,47 +440,28 @@ def _bn_fwd_fused_kernel(
         shift = _channel_shift(x_ptr, c, cmask, S, ACC)
         cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, FLAT, L, CB, BS, STAGES,
                                        ACC)
-        p = part_ptr + c * SPLIT + j
-        tl.store(p, cnt, mask=cmask)
-        tl.store(p + C * SPLIT, mean, mask=cmask)
-        tl.store(p + 2 * C * SPLIT, m2, mask=cmask)
+        _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, cnt, mean, m2)
         jj = j // MSUB
         j0 = jj * MSUB
         j1 = tl.minimum(j0 + MSUB, SPLIT)
         if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
             # Last item of the sub-group: merge its partials into one (fixed shapes and order).
             sn_, sm_, sq_ = _merge_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
-            q = p2_ptr + c * NSUB + jj
-            tl.store(q, sn_, mask=cmask)
-            tl.store(q + C * NSUB, sm_, mask=cmask)
-            tl.store(q + 2 * C * NSUB, sq_, mask=cmask)
+            _store_partial(p2_ptr + c * NSUB + jj, C * NSUB, cmask, sn_, sm_, sq_)
             if _arrive(blk_ptr + cb, NSUB):
                 # Last sub-group of the channel block: its final statistics.
                 _, fmean, fm2 = _merge_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
-                full_mean = shift + fmean
                 if STATS_ONLY:
-                    tl.store(out_a_ptr + c, full_mean.to(out_a_ptr.dtype.element_ty), mask=cmask)
+                    tl.store(out_a_ptr + c, (shift + fmean).to(out_a_ptr.dtype.element_ty), mask=cmask)
                     tl.store(out_a_ptr + C + c, fm2.to(out_a_ptr.dtype.element_ty), mask=cmask)
                     if cb == 0:
                         tl.store(out_a_ptr + 2 * C, _hl(cnt_hi, cnt_lo, ACC).to(out_a_ptr.dtype.element_ty))
                 else:
                     count = _hl(cnt_hi, cnt_lo, ACC)
-                    rstd = _invstd(fm2 / count, _hl(eps_hi, eps_lo, ACC), ACC)
-                    tl.store(out_a_ptr + c, shift, mask=cmask)
-                    tl.store(out_b_ptr + c, fmean, mask=cmask)
-                    tl.store(out_c_ptr + c, rstd, mask=cmask)
-                    if UPDATE_RUNNING:
-                        if MOMENTUM_NONE:
-                            f = 1.0 / tl.load(nbt_ptr).to(ACC)
-                        else:
-                            f = _hl(mom_hi, mom_lo, ACC)
-                        rm = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(ACC)
-                        rv = tl.load(rv_ptr + c, mask=cmask, other=0.0).to(ACC)
-                        unbiased = fm2 / (count - 1.0)
-                        tl.store(rm_ptr + c, ((1.0 - f) * rm + f * full_mean).to(rm_ptr.dtype.element_ty),
-                                 mask=cmask)
-                        tl.store(rv_ptr + c, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty),
-                                 mask=cmask)
+                    var = fm2 / count
+                    _save_batch_stats(out_a_ptr, out_b_ptr, out_c_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, fmean,
+                                      _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, mom_hi, mom_lo, ACC,
+                                      UPDATE_RUNNING, MOMENTUM_NONE)
                     if MODE == 0:
                         if _arrive(grp_ptr + g, NCB_G):
                             tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
@@ -569,10 +564,7 @@ def _resident_index(c, cmask, j, V, C, VP: tl.constexpr, IDX: tl.constexpr, S: t
 def _resident_partial(part_ptr, xr, m, shift, c, cmask, j, SPLIT, C, ACC: tl.constexpr):
     """Store the tile's exact two-pass (count, mean, M2) of x - shift as partial ``j`` of its channels."""
     tn, tm, tq = _tile_two_pass(xr.to(ACC) - shift[:, None], m, ACC)
-    p = part_ptr + c * SPLIT + j
-    tl.store(p, tn, mask=cmask)
-    tl.store(p + C * SPLIT, tm, mask=cmask)
-    tl.store(p + 2 * C * SPLIT, tq, mask=cmask)
+    _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, tn, tm, tq)
 
 
 @triton.jit
@@ -624,23 +616,15 @@ def _bn_fwd_resident_kernel(
         if _arrive(sync_ptr + ncb + cb, SPLIT):
             tl.store(sync_ptr + cb, 0)
     count = _hl(cnt_hi, cnt_lo, ACC)
-    rstd = _invstd(m2 / count, _hl(eps_hi, eps_lo, ACC), ACC)
+    var = m2 / count
+    rstd = _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC)
     if j == 0:
-        tl.store(shift_ptr + c, shift, mask=cmask)
-        tl.store(mrel_ptr + c, mrel, mask=cmask)
-        tl.store(rstd_ptr + c, rstd, mask=cmask)
-        if UPDATE_RUNNING:
-            _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift + mrel, m2 / count, count, mom_hi, mom_lo, ACC,
-                            MOMENTUM_NONE)
+        _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, mrel, rstd, var,
+                          count, mom_hi, mom_lo, ACC, UPDATE_RUNNING, MOMENTUM_NONE)
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
-    yv = ((xr.to(ACC) - shift[:, None]) - mrel[:, None]) * scale[:, None] + beta[:, None]
     off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, FLAT, L)
-    if HAS_Z:
-        yv += tl.load(z_ptr + off, mask=m, other=0.0).to(ACC)
-    if RELU:
-        yv = tl.where(yv < 0, 0.0, yv)  # NaN passes, as through torch.relu
-    tl.store(y_ptr + off, yv.to(y_ptr.dtype.element_ty), mask=m)
+    _apply_tile(xr, off, m, y_ptr, z_ptr, shift, mrel, scale, beta, HAS_Z, RELU, ACC)
 
 
 # ---------------------------------------------------------------------------------------------- backward
@@ -874,6 +858,18 @@ def _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mean, var, n, mom_hi, mom
     unbiased = var * (n / (n - 1.0))
     tl.store(rm_ptr + c, ((1.0 - f) * rm + f * mean).to(rm_ptr.dtype.element_ty), mask=upd)
     tl.store(rv_ptr + c, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty), mask=upd)
+
+
+@triton.jit
+def _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, mrel, rstd, var, n,
+                      mom_hi, mom_lo, ACC: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr):
+    """A training forward's final statistics of channels ``c`` out: the saved (shift, mean_rel, invstd) for the
+    backward and, with UPDATE_RUNNING, the running statistics (mean shift + mean_rel, biased ``var`` of ``n``)."""
+    tl.store(shift_ptr + c, shift, mask=cmask)
+    tl.store(mrel_ptr + c, mrel, mask=cmask)
+    tl.store(rstd_ptr + c, rstd, mask=cmask)
+    if UPDATE_RUNNING:
+        _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift + mrel, var, n, mom_hi, mom_lo, ACC, MOMENTUM_NONE)
 
 
 @triton.jit
@@ -1157,9 +1153,8 @@ def _pow2(n: int) -> int:
     return 1 << (max(n, 1) - 1).bit_length()
 
 
-@functools.lru_cache(maxsize=1024)
 def _hilo(v: float) -> tuple[float, float]:
-    """A host float as an fp32 (hi, lo) pair (cached: eps, momentum and counts repeat from call to call)."""
+    """A host float as an fp32 (hi, lo) pair."""
     hi = struct.unpack("f", struct.pack("f", v))[0]
     return hi, float(v) - hi
 
