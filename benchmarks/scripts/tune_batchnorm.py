@@ -302,28 +302,34 @@ VARIANTS["res_w16"] = {"BN_RESIDENT_WARPS": {2: 16, 4: 16, 8: 16}}
 VARIANTS["res_16K"] = {"BN_RESIDENT_BYTES": 16384 * 4}
 
 
+def selected_variants():
+    """VARIANTS' (name, overrides) named in $BN_VARIANTS (comma-separated; default: all), always with "default"."""
+    names = os.environ.get("BN_VARIANTS")
+    return [(n, ov) for n, ov in VARIANTS.items() if not names or n in names.split(",") or n == "default"]
+
+
+def selected_cases():
+    """VARIANT_CASES whose key contains one of the ';'-separated substrings of $BN_VARIANT_CASES (default: all)."""
+    filters = os.environ.get("BN_VARIANT_CASES", "").split(";")
+    return [(s, d, cl) for s, d, cl in VARIANT_CASES if any(f in case_key(s, d, cl) for f in filters)]
+
+
 def variants(copy_bw, results):
     from fastnorm.kernels import config
 
-    names = os.environ.get("BN_VARIANTS")  # comma-separated subset of VARIANTS (default: all)
-    cases_filter = os.environ.get("BN_VARIANT_CASES")  # substrings (';'-separated), one of which the key contains
-    variant_items = [(n, ov) for n, ov in VARIANTS.items() if not names or n in names.split(",") or n == "default"]
+    variant_items = selected_variants()
     variant_items += variant_items[::-1]  # each variant twice, in both orders (the first timings run colder)
 
     saved = {k: getattr(config, k) for v in VARIANTS.values() for k in v}
-    for shape, dtype_name, cl in VARIANT_CASES:
+    for shape, dtype_name, cl in selected_cases():
         key = case_key(shape, dtype_name, cl)
-        if cases_filter and not any(f in key for f in cases_filter.split(";")):
-            continue
         case = make_case(shape, dtype_name, cl)
         t_torch = {op: bench(runner(op, "torch", case)[0]) for op in OPS}
         results["variants"].setdefault(key, {})["torch"] = {op: 100 * fewest_bytes(op, case) / t / copy_bw
                                                             for op, t in t_torch.items()}
         cells = ["torch=" + "/".join(f"{results['variants'][key]['torch'][op]:.0f}" for op in OPS)]
         for name, ov in variant_items:
-            for k, v in saved.items():
-                setattr(config, k, v)
-            _apply_overrides(ov)
+            _apply_overrides({**saved, **ov})
             r = {}
             for op in OPS:
                 err = compare(op, case)
@@ -339,10 +345,7 @@ def variants(copy_bw, results):
         log(key + "  " + " ".join(cells))
         del case
         torch.cuda.empty_cache()
-    for k, v in saved.items():
-        setattr(config, k, v)
-    config.batch_norm_plan.cache_clear()
-    config.batch_norm_resident_plan.cache_clear()
+    _apply_overrides(saved)
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -372,11 +375,7 @@ def main():
     if "time" in sections or "variants" in sections:
         jobs = [(s, d, cl, {}) for d in DTYPES for cl in (False, True) for s in SHAPES] if "time" in sections else []
         if "variants" in sections:
-            names = os.environ.get("BN_VARIANTS")
-            cases_filter = os.environ.get("BN_VARIANT_CASES", "")
-            jobs += [(s, d, cl, ov) for s, d, cl in VARIANT_CASES for n, ov in VARIANTS.items()
-                     if (not names or n in names.split(",") or n == "default")
-                     and any(f in case_key(s, d, cl) for f in cases_filter.split(";"))]
+            jobs += [(s, d, cl, ov) for s, d, cl in selected_cases() for _, ov in selected_variants()]
         precompile(jobs)
         copy_bw = copy_bandwidth()
         results["copy_GBps"] = copy_bw / 1e9

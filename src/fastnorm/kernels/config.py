@@ -352,8 +352,12 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     cg = min(cg, _cdiv(c, cb) * cb)
     groups = _cdiv(c, cg)
     num_warps = BN_WARPS if cb * bs >= 4096 else max(1, BN_WARPS // 2)
-    ms = max(2, min(BN_MERGE_TILE, BN_MERGE_ELEMS // cb))
-    return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, ms, num_warps)
+    return BatchNormPlan(cb, bs, vpi, split, msub, nsub, cg, groups, cg // cb, BN_LAG, _merge_width(cb), num_warps)
+
+
+def _merge_width(cb: int) -> int:
+    """Partials merged per step by a channel block of ``cb`` (BN_MERGE_TILE, BN_MERGE_ELEMS)."""
+    return max(2, min(BN_MERGE_TILE, BN_MERGE_ELEMS // cb))
 
 
 #: Single-read training forward (``_bn_fwd_resident_kernel``): when the whole tensor fits in the registers of one
@@ -411,5 +415,4 @@ def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int
         return None
     _, cb, vp, split, ncb = best
     warps = max(1, min(BN_RESIDENT_WARPS[x_size], cb * vp // 512))
-    ms = max(2, min(BN_MERGE_TILE, BN_MERGE_ELEMS // cb))
-    return ResidentPlan(cb, vp, split, ncb, ms, warps)
+    return ResidentPlan(cb, vp, split, ncb, _merge_width(cb), warps)
