@@ -567,14 +567,13 @@ def test_resident_many_items(many_resident_items, monkeypatch, shape, cl, row_la
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the interpreter runs programs one after another: "
                     "no program there waits for another")
-@pytest.mark.parametrize("shape,cl", [((5, 6, 3, 7), False), ((8, 64, 56, 56), True)])
-def test_resident_counters_left_zeroed(many_resident_items, monkeypatch, shape, cl):
+@pytest.mark.parametrize("shape,cl,tiny_items", [((5, 6, 3, 7), False, True), ((8, 64, 56, 56), True, False)])
+def test_resident_counters_left_zeroed(request, monkeypatch, shape, cl, tiny_items):
     """Programs of a channel block wait for each other on counters that the block's last program zeroes again:
     launch after launch on one stream share them, each on fresh data (a launch that read another's partials would
     show). The second shape runs at the real item size (16 warps, many items per block)."""
-    if shape[0] == 8:
-        monkeypatch.undo()
-        config.batch_norm_resident_plan.cache_clear()
+    if tiny_items:
+        request.getfixturevalue("many_resident_items")
     monkeypatch.setattr(K, "_RESIDENT_REFUSED", set())
     calls = []
     resident = K._fwd_resident
