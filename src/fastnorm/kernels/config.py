@@ -7,6 +7,8 @@ numbers are in ``benchmarks/NOTES.md``.
 from __future__ import annotations
 
 import functools
+import sys
+import types
 from typing import NamedTuple
 
 import torch
@@ -416,3 +418,25 @@ def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int
     _, cb, vp, split, ncb = best
     warps = max(1, min(BN_RESIDENT_WARPS[x_size], cb * vp // 512))
     return ResidentPlan(cb, vp, split, ncb, _merge_width(cb), warps)
+
+
+# ----------------------------------------------------------------------------- changes at run time
+
+
+class _Config(types.ModuleType):
+    """This module's type: setting any attribute (a tuning script's override, a test's monkeypatch) clears the
+    cached heuristics above and counts up ``generation``, on which the launches replayed by
+    ``kernels._replay`` are keyed, so that nothing keeps a decision made under the old values."""
+
+    def __setattr__(self, name: str, value) -> None:
+        super().__setattr__(name, value)
+        if name != "generation":
+            for obj in tuple(vars(self).values()):
+                if callable(getattr(obj, "cache_clear", None)):
+                    obj.cache_clear()
+            super().__setattr__("generation", self.generation + 1)
+
+
+#: Counts the changes made to this module's values at run time (see ``_Config``).
+generation = 0
+sys.modules[__name__].__class__ = _Config
