@@ -58,8 +58,9 @@ def _np(t):
 
 
 def _check_bn(x, w, b, rm, rv, *, training, momentum=0.1, eps=1e-5, use_global_stats=False, fix_gamma=False,
-              activation=None, z=None, dtype=None, seed=1):
-    """Run fastnorm forward + backward and compare everything with the reference."""
+              activation=None, z=None, dtype=None, seed=1, dy_like_x=False):
+    """Run fastnorm forward + backward and compare everything with the reference; dy is NCHW-contiguous, or in
+    x's layout with ``dy_like_x``."""
     dtype = dtype or x.dtype
     rm0 = None if rm is None else rm.clone()
     rv0 = None if rv is None else rv.clone()
@@ -75,6 +76,8 @@ def _check_bn(x, w, b, rm, rv, *, training, momentum=0.1, eps=1e-5, use_global_s
         assert_close("running_var", rv, fwd.new_running_var, rv.dtype)
     gen = torch.Generator().manual_seed(seed)
     dy = torch.randn(x.shape, generator=gen).to(x.dtype).to(x.device)
+    if dy_like_x:
+        dy = torch.empty_like(x).copy_(dy)
     inputs = [t for t in (x, w, b, z) if t is not None and t.requires_grad]
     grads = torch.autograd.grad(y, inputs, dy)
     got = dict(zip([id(t) for t in inputs], grads, strict=True))
@@ -583,8 +586,9 @@ def test_resident_counters_left_zeroed(request, monkeypatch, shape, cl, tiny_ite
         return resident(*args, **kwargs)
 
     monkeypatch.setattr(K, "_fwd_resident", counted)
-    for seed in (11, 12, 13):  # not _check_bn's dy seed: dy = x makes dx all cancellation
-        x, w, b, rm, rv = _make(shape, cl, torch.float32, "cuda", seed=seed)
+    for i, seed in enumerate((11, 12, 13)):  # not _check_bn's dy seed: dy = x makes dx all cancellation
+        # A new batch size each time: a repeated signature's launches would be replayed (not through _fwd_resident)
+        x, w, b, rm, rv = _make((shape[0] + i, *shape[1:]), cl, torch.float32, "cuda", seed=seed)
         xv = K.view(x.detach())
         plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, 4, config.multiprocessor_count(0), xv.l)
         assert plan is not None and plan.split > 1, plan
@@ -615,6 +619,7 @@ def test_resident_refused_falls_back(monkeypatch, device):
 
     monkeypatch.setattr(K, "_fwd_resident", fail)
     monkeypatch.setattr(K, "_RESIDENT_REFUSED", set())
+    x, w, b, rm, rv = _make((4, 5, 4, 3), False, torch.float32, device)  # not the replayed signature above
     with pytest.raises(RuntimeError, match="unrelated"):
         fastnorm.batch_norm(x, rm, rv, w, b, training=True)
 
@@ -647,3 +652,36 @@ def test_forward_ad_is_refused_not_dropped(device):
                    lambda: fastnorm.layer_norm(dual, (5,)), lambda: fastnorm.rms_norm(dual, (5,))):
             with pytest.raises(NotImplementedError, match="forward mode AD"):
                 op()
+
+
+# ------------------------------------------------------------------------------------------ replayed launches
+
+
+def _poisoned_empty_strided(monkeypatch):
+    """Replayed calls allocate their outputs with ``torch.empty_strided``: NaN-filled here, so that an output a
+    replayed launch did not write shows."""
+    real = torch.empty_strided
+
+    def empty_strided(*a, **k):
+        return real(*a, **k).fill_(float("nan"))
+    monkeypatch.setattr(torch, "empty_strided", empty_strided)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="replays serve eager CUDA launches only")
+@pytest.mark.parametrize("cl", [False, True])
+@pytest.mark.parametrize("training", [True, False])
+def test_replayed_calls_match_the_reference(monkeypatch, cl, training, train_path):
+    """One signature called again on fresh data: from the third call on, its forward and backward launches are
+    replayed (``kernels._replay``), and every call matches the reference."""
+    from fastnorm.kernels import _replay
+
+    _poisoned_empty_strided(monkeypatch)
+    replays = []
+    run = _replay.Program.run
+    monkeypatch.setattr(_replay.Program, "run", lambda self, *a: replays.append(1) or run(self, *a))
+    for seed in (2, 3, 4, 5):
+        x, w, b, rm, rv = _make((4, 6, 5, 7), cl, torch.bfloat16, "cuda", seed=seed)
+        _check_bn(x, w, b, rm, rv, training=training, activation="relu", seed=seed + 10, dy_like_x=True)
+    assert len(replays) >= 4  # forward and backward of the last two calls
+    torch.cuda.synchronize()
+    assert all(not buf.any() for buf in K._SYNC_BUFFERS.values())  # the replays left the shared counters at 0

@@ -706,3 +706,39 @@ def test_tuned_key_buckets(monkeypatch):
         assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 4, None, True)  # untuned: the rules
     finally:
         C.norm_fwd_config.cache_clear()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="replays serve eager CUDA launches only")
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_replayed_calls_match_the_reference(monkeypatch, is_rms, residual):
+    """One signature called again on fresh data (a 3-D x, read as rows through a view): from the third call on,
+    the forward and backward launches are replayed (``kernels._replay``), and every call matches the reference."""
+    from fastnorm.kernels import _replay
+
+    real = torch.empty_strided  # what replays allocate their outputs with: NaN-filled, so unwritten ones show
+    monkeypatch.setattr(torch, "empty_strided", lambda *a, **k: real(*a, **k).fill_(float("nan")))
+    replays = []
+    run = _replay.Program.run
+    monkeypatch.setattr(_replay.Program, "run", lambda self, *a: replays.append(1) or run(self, *a))
+    n = 1000
+    for seed in (2, 3, 4, 5):
+        x = _rand((2, 3, n), torch.bfloat16, "cuda", seed)
+        w = _rand((n,), torch.bfloat16, "cuda", seed + 10, offset=1.0)
+        b = None if is_rms else _rand((n,), torch.bfloat16, "cuda", seed + 20)
+        dy = _rand((2, 3, n), torch.bfloat16, "cuda", seed + 30)
+        if not residual:
+            _check_all(is_rms, x, n, w, b, 1e-5, dy)
+            continue
+        r = _rand((2, 3, n), torch.bfloat16, "cuda", seed + 40).requires_grad_()
+        xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+        kw = {"residual": r, "residual_dtype": torch.float32}
+        y, s = (fastnorm.rms_norm(xg, n, wg, 1e-5, **kw) if is_rms else fastnorm.layer_norm(xg, n, wg, b, **kw))
+        assert torch.equal(s, x.float() + r.detach().float())
+        dx, dr, dw = torch.autograd.grad(y, (xg, r, wg), dy)
+        ry, rdx, rdw, _ = _reference(is_rms, s.detach(), w, b, 1e-5, dy)
+        assert_close("y", y, ry, torch.bfloat16)
+        assert_close("dx", dx, rdx, torch.bfloat16)
+        assert_close("dresidual", dr, rdx, torch.bfloat16)
+        assert_close("dweight", dw, rdw, torch.bfloat16, param_grad=True)
+    assert len(replays) >= 4  # forward and backward of the last two calls

@@ -2,7 +2,8 @@
 
 ``JITFunction.run`` binds and specializes every argument in Python on each launch, which costs more
 host time than a small normalization takes on the GPU. :class:`_Launcher` sends the first launch of
-each specialization through Triton and then runs the cached ``CompiledKernel`` directly.
+each specialization through Triton and then runs the cached ``CompiledKernel`` directly. Those direct
+launches are noted in the ``_replay`` recording open on the thread, if any, so that an op can replay them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from torch.library import wrap_triton
 from triton import knobs
 
 from .._runtime import INTERPRETER
+from ._replay import recording
 
 
 def _int_key(a: int) -> tuple:
@@ -79,6 +81,7 @@ class _Launcher:
 
     def __call__(self, grid: tuple[int, ...], args: tuple, meta: dict, num_warps: int, num_stages: int | None,
                  traceable: bool = False, maxnreg: int | None = None, cooperative: bool = False) -> None:
+        rec = recording()
         if traceable:  # torch's kernel wrapper takes no register cap: traced launches go without it
             wrap_triton(self.fn)[grid](*args, **meta, **_options(num_warps, num_stages, None, cooperative))
             return
@@ -95,6 +98,8 @@ class _Launcher:
         device = torch._C._cuda_getDevice()  # CUDA is initialized: these are CUDA tensors
         home = args[0].get_device() if isinstance(args[0], torch.Tensor) else device
         if home != device and home >= 0:  # launch on the tensors' device, as torch's own ops do
+            if rec is not None:
+                rec.complete = False
             with torch.cuda.device(home):
                 self(grid, args, meta, num_warps, num_stages, traceable, maxnreg, cooperative)
             return
@@ -103,6 +108,8 @@ class _Launcher:
         key = (device, num_warps, num_stages, maxnreg, cooperative, len(args), consts, *keys)
         entry = self.cache.get(key)
         if entry is None:
+            if rec is not None:
+                rec.complete = False
             self.cache[key] = _Compiled(self.fn[grid](*args, **meta,
                                                       **_options(num_warps, num_stages, maxnreg, cooperative)),
                                         cooperative)
@@ -110,9 +117,12 @@ class _Launcher:
         stream = torch._C._cuda_getCurrentRawStream(device)
         enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
         if entry.launch is not None and _no_hooks(enter) and _no_hooks(leave):
-            entry.launch(grid[0], 1, 1, stream, entry.function, entry.cooperative, entry.pdl, None, None,
-                         entry.packed_metadata, None, None, None, *vals, *consts)
+            entry.direct(grid[0], stream, (*vals, *consts))
+            if rec is not None:
+                rec.launches.append((entry, grid[0], args, consts))
             return
+        if rec is not None:
+            rec.complete = False
         full = (*args, *consts)  # hooks may inspect the arguments: the tensors themselves
         compiled = entry.kernel
         metadata = None if _no_hooks(enter) and _no_hooks(leave) else compiled.launch_metadata(grid, stream, *full)
@@ -139,6 +149,12 @@ class _Compiled:
         self.launch = runner.launch if direct else None
         self.cooperative = cooperative
         self.pdl = getattr(runner, "launch_pdl", False)
+
+    def direct(self, grid: int, stream: int, vals: tuple) -> None:
+        """Launch through the C launch function (only when ``launch`` is set): ``vals`` are the arguments as
+        it takes them (tensors as addresses) followed by the constexpr values."""
+        self.launch(grid, 1, 1, stream, self.function, self.cooperative, self.pdl, None, None, self.packed_metadata,
+                    None, None, None, *vals)
 
 
 def specialization(fn, args: tuple, meta: dict, num_warps: int, num_stages: int | None, maxnreg: int | None,

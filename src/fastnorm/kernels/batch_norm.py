@@ -61,6 +61,7 @@ from .._runtime import INTERPRETER
 from . import config
 from ._launch import _Launcher
 from ._reduce import rounded_prod
+from ._replay import scratch
 
 # Item kinds of the fused kernels.
 _STATS = tl.constexpr(0)
@@ -1199,7 +1200,13 @@ def _zeroed_counters(n: int, device: torch.device) -> torch.Tensor:
     buf = _SYNC_BUFFERS.get(key)
     if buf is None or buf.numel() < n:
         buf = _SYNC_BUFFERS[key] = torch.zeros(max(n, 4096), dtype=torch.int32, device=device)
-    return buf
+    return scratch(buf, keep=True)
+
+
+def _scratch(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """An uninitialized buffer of ``n`` values for the current call's launches, scratch to a recording (see
+    ``_replay.scratch``: an op whose program is recorded must not return it)."""
+    return scratch(torch.empty(n, dtype=dtype, device=device))
 
 
 def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
@@ -1239,7 +1246,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
     plan = _plan(xv, xv.x.element_size(), "fused", "fwd")
-    part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
+    part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split
     update = running_mean is not None
@@ -1275,7 +1282,7 @@ def _forward_resident(xv: View, y, z, weight, bias, shift, mrel, rstd, running_m
     dev = xv.x.device
     if dev in _RESIDENT_REFUSED:
         return False
-    part = torch.empty(3 * c * plan.split, dtype=acc, device=dev)
+    part = _scratch(3 * c * plan.split, acc, dev)
     sync = _zeroed_counters(2 * plan.ncb, dev)
     try:
         _fwd_resident((plan.ncb * plan.split,), (
@@ -1303,7 +1310,7 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
     dev = xv.x.device
     packed = torch.empty(2 * c + 1, dtype=acc, device=dev) if out is None else out
-    part = torch.empty(3 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
+    part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     ch, cl = _hilo(float(xv.count))
     _launch(_fwd_fused, "stats", plan.groups * plan.ncb_g * plan.split, (
@@ -1403,8 +1410,8 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     train = mode == _BWD_MODE["train"]
     plan = _plan(xv, streams, "fused" if train else "stream", "bwd")
     dev = xv.x.device
-    sums = torch.empty(2 * c, dtype=acc, device=dev)
-    part = torch.empty(2 * c * (plan.split + plan.nsub), dtype=acc, device=dev)
+    sums = _scratch(2 * c, acc, dev)
+    part = _scratch(2 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     grid = (2 if train else 1) * plan.groups * plan.ncb_g * plan.split
     ch, cl = _hilo(float(xv.count))

@@ -41,6 +41,7 @@ from torch._subclasses.fake_tensor import is_fake
 
 from ._launch import _Launcher
 from ._reduce import rounded_prod
+from ._replay import scratch
 from .config import NormConfig, device_index, norm_bwd_config, norm_fwd_config, norm_partial_sum_config
 
 # ----------------------------------------------------------------------------- kernels
@@ -540,8 +541,8 @@ def norm_bwd(
     dres = torch.empty(shape, dtype=dres_dtype, device=dev) if dres_dtype is not None else None
     g = _max(1, _min(-(-m // cfg.block_m), cfg.programs))
     has_w = weight is not None
-    dw_part = torch.empty((g, n), dtype=acc_dtype, device=dev) if has_w else None
-    db_part = torch.empty((g, n), dtype=acc_dtype, device=dev) if has_bias else None
+    dw_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_w else None
+    db_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_bias else None
     _bwd((g,), (
         dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
         dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres,

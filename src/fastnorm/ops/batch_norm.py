@@ -61,6 +61,7 @@ import torch
 from .._runtime import needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_momentum, check_same_device
 from ..kernels import batch_norm as K
+from ..kernels._replay import Programs, signature
 
 __all__ = [
     "batch_norm",
@@ -73,6 +74,8 @@ __all__ = [
 ]
 
 _ACTIVATIONS = (None, "relu")
+#: The eager kernel launches of the forward and the backward, replayed per signature (``kernels._replay``).
+_FORWARDS, _BACKWARDS = Programs(), Programs()
 ONE_VALUE_MESSAGE = "Expected more than 1 value per channel when training, got input size"
 
 
@@ -193,6 +196,14 @@ def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stat
     if not uses_triton(x):
         return _forward_torch(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum,
                               eps, fix_gamma, relu)
+    inputs = (x, weight, bias, z, running_mean, running_var, nbt)
+    return _FORWARDS.run((signature(*inputs), batch_stats, update, momentum, eps, fix_gamma, relu), inputs,
+                         lambda: _forward_triton(*inputs, batch_stats, update, momentum, eps, fix_gamma, relu))
+
+
+def _forward_triton(x, weight, bias, z, running_mean, running_var, nbt, batch_stats: bool, update: bool,
+                    momentum: float | None, eps: float, fix_gamma: bool, relu: bool):
+    """``_forward_impl`` through the kernels (x not empty)."""
     xv = K.view(x)
     y = torch.empty_like(xv.x)
     zv = K.in_layout(z, xv.x) if z is not None else None
@@ -255,6 +266,15 @@ def _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats: bool, fix_g
     if not uses_triton(x):
         return _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu, need_dx, dw, db,
                                need_dz)
+    inputs = (x, dy, y, weight, shift, mrel, rstd, dw, db)
+    return _BACKWARDS.run((signature(*inputs), batch_stats, fix_gamma, relu, need_dx, need_dz), inputs,
+                          lambda: _backward_triton(*inputs, batch_stats, fix_gamma, relu, need_dx, need_dz))
+
+
+def _backward_triton(x, dy, y, weight, shift, mrel, rstd, dw, db, batch_stats: bool, fix_gamma: bool, relu: bool,
+                     need_dx: bool, need_dz: bool):
+    """``_backward_impl`` through the kernels (x not empty; ``dw``, ``db`` allocated when needed)."""
+    need_dw, need_db = dw is not None, db is not None
     xv = K.view(x)
     dyv = K.in_layout(dy, xv.x)
     yv = K.in_layout(y, xv.x) if relu else None

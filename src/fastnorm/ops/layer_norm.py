@@ -30,9 +30,12 @@ from torch._subclasses.fake_tensor import is_fake
 from .._runtime import needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_optional_param, check_same_device, normalize_shape
 from ..kernels import layer_norm as K
+from ..kernels._replay import Programs, signature
 
 __all__ = ["layer_norm", "rms_norm"]
 
+#: The eager kernel launches of the forward and the backward, replayed per signature (``kernels._replay``).
+_FORWARDS, _BACKWARDS = Programs(), Programs()
 #: torch's default RMSNorm eps per dtype (``torch.finfo`` builds a new object on every call).
 _FINFO_EPS = {dt: torch.finfo(dt).eps for dt in FLOAT_DTYPES}
 
@@ -125,6 +128,18 @@ def _forward(
         rstd = torch.empty((m,), dtype=stat, device=x.device) if store_stats else None
         mean = torch.empty((m,), dtype=stat, device=x.device) if store_stats and not is_rms else None
         return y, res_out, mean, rstd
+    if traceable:
+        return _forward_rows(x, weight, bias, residual, n, eps, weight_offset, is_rms, residual_dtype, store_stats,
+                             True)
+    inputs = (x, weight, bias, residual)
+    return _FORWARDS.run((signature(*inputs), n, eps, weight_offset, is_rms, residual_dtype, store_stats), inputs,
+                         lambda: _forward_rows(*inputs, n, eps, weight_offset, is_rms, residual_dtype, store_stats,
+                                               False))
+
+
+def _forward_rows(x, weight, bias, residual, n: int, eps: float, weight_offset: float, is_rms: bool,
+                  residual_dtype, store_stats: bool, traceable: bool):
+    """``_forward`` of a non-empty x through the kernels, on rows of ``n``."""
     x2d = K.as_rows(x, n)
     r2d = None if residual is None else K.as_rows(residual, n)
     return K.norm_fwd(x2d, weight, bias, r2d, eps, weight_offset, is_rms, residual_dtype, store_stats, traceable,
@@ -155,9 +170,22 @@ def _backward(
         dw = None if weight is None else torch.zeros_like(weight)
         db = None if bias_dtype is None else torch.zeros(pshape, dtype=bias_dtype, device=s.device)
         return dx, dres, dw, db
-    n = math.prod(pshape)
     if dy is None:  # only residual_out was used downstream
         dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
+    if traceable:
+        return _backward_rows(s, dy, dres_out, weight, mean, rstd, pshape, eps, weight_offset, is_rms, bias_dtype,
+                              x_dtype, residual_in_dtype, True)
+    inputs = (s, dy, dres_out, weight, mean, rstd)
+    return _BACKWARDS.run(
+        (signature(*inputs), pshape, eps, weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype), inputs,
+        lambda: _backward_rows(*inputs, pshape, eps, weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype,
+                               False))
+
+
+def _backward_rows(s, dy, dres_out, weight, mean, rstd, pshape, eps: float, weight_offset: float, is_rms: bool,
+                   bias_dtype, x_dtype, residual_in_dtype, traceable: bool):
+    """``_backward`` of a non-empty ``s`` through the kernels, on rows of prod(pshape)."""
+    n = math.prod(pshape)
     return K.norm_bwd(
         K.as_rows(dy, n), K.as_rows(s, n), weight, bias_dtype is not None, mean, rstd,
         None if dres_out is None else K.as_rows(dres_out, n), x_dtype, residual_in_dtype, eps, weight_offset, is_rms,

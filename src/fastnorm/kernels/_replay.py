@@ -1,0 +1,257 @@
+"""Replaying an eager op's kernel launches without working out their arguments again.
+
+An eager norm call spends most of its host time before its launches: viewing its inputs, choosing a plan,
+building each launch's argument list and keying Triton's specializations (on a slow host, more time than a
+small normalization takes on the GPU). For a given *signature* of the call (every input's shape, strides and
+dtype, the options, the device and stream) all of that comes out the same except the tensors' addresses.
+
+:class:`Programs` caches, per signature, what one call launched. A call is made the usual way once while a
+:class:`Recording` is open: every launch that goes through a kernel's cached C launch function is noted (its
+compiled kernel, grid, argument list and constexprs). The noted launches become a :class:`Program` when each
+tensor they were given is
+
+* one of the call's inputs or outputs (what it returned), or a view of one at the same address (the same
+  signature makes the same view again),
+* scratch it registered with :func:`scratch` (buffers only its own launches read: partial sums, allocated
+  again for each replay, all in one allocation; and the zeroed counters that launches leave at zero, which
+  the program keeps and passes again: launches on one stream run one after another, and the stream is part
+  of the signature);
+
+and when every output it returns is an input, an empty tensor, or a tensor a launch wrote. Otherwise (a copy
+made on the way, a result computed by a torch op) the signature is marked as not replayable. A later call
+with the signature then allocates its outputs, reads its tensors' addresses and calls the C launch
+functions with the noted arguments, addresses substituted.
+
+Not replayed: under CUDA-graph capture (a captured launch needs its own counters), on a device other than
+the current one, when Triton launch hooks are set, when an address the kernel was compiled as 16-byte aligned
+is not, and under the interpreter (whose launches never reach the C launch function). Programs are dropped
+when the launch heuristics change (``config.generation``) and when there are more than
+:data:`MAX_PROGRAMS`.
+"""
+
+from __future__ import annotations
+
+import threading
+from operator import itemgetter
+
+import torch
+from triton import knobs
+
+from .._runtime import INTERPRETER
+from . import config
+
+#: Programs kept at most per op: all are dropped when one more is made.
+MAX_PROGRAMS = 512
+#: Fresh scratch buffers start at multiples of this many bytes of their replay's one allocation.
+_SCRATCH_ALIGN = 256
+
+_local = threading.local()
+
+
+class Recording:
+    """The launches of one call, as ``_Launcher`` reports them while this recording is open."""
+
+    __slots__ = ("launches", "scratch", "complete")
+
+    def __init__(self):
+        self.launches: list[tuple] = []  # (compiled entry, grid size, arguments, constexpr values)
+        self.scratch: dict[int, tuple[torch.Tensor, bool]] = {}  # id -> (tensor, kept)
+        self.complete = True  # False once a launch went another way (compiled first, hooks): not replayable
+
+
+def recording() -> Recording | None:
+    """The recording open on this thread, if any (``_Launcher`` calls this on every launch)."""
+    return getattr(_local, "rec", None)
+
+
+def scratch(t: torch.Tensor, *, keep: bool = False) -> torch.Tensor:
+    """Mark ``t`` as scratch of the call being recorded, read only by the call's own launches; returns ``t``.
+    ``keep``: the same buffer serves every replay (counters the launches leave at zero); else each replay
+    gets a new uninitialized one."""
+    rec = getattr(_local, "rec", None)
+    if rec is not None:
+        rec.scratch[id(t)] = (t, keep)
+    return t
+
+
+def signature(*tensors: torch.Tensor | None) -> tuple:
+    """The part of a call's signature its tensors make: shape, strides and dtype of each (None for None)."""
+    return tuple(None if t is None else (t.shape, t.stride(), t.dtype) for t in tensors)
+
+
+def _replays_on(t: torch.Tensor) -> bool:
+    """Whether launches for ``t`` may be replayed: those for CUDA tensors, outside the interpreter."""
+    return t.is_cuda and not INTERPRETER
+
+
+def _no_hooks() -> bool:
+    runtime = knobs.runtime
+    return all(h is None or (isinstance(h, knobs.HookChain) and not h.calls)
+               for h in (runtime.launch_enter_hook, runtime.launch_exit_hook))
+
+
+class Program:
+    """One signature's launches, replayed with new tensors (see the module docstring).
+
+    ``used``: the input positions whose addresses the launches take; ``aligned``: those of them (indices into
+    ``used``) the kernels were compiled as 16-byte aligned; ``outputs``: per output, None, ``("input", j)``,
+    or ``(shape, stride, dtype)`` of a new tensor, ``new`` the positions of the new ones; ``offsets``: the byte
+    offsets of the fresh scratch buffers in one allocation of ``work_bytes``; ``launches``: (entry, grid, pick,
+    constexprs), where ``pick`` takes a launch's arguments from ``(*input addresses, *new output addresses,
+    *scratch addresses, *fixed values)``; ``kept``: the kept scratch tensors, whose addresses are fixed values."""
+
+    __slots__ = ("used", "aligned", "outputs", "new", "offsets", "work_bytes", "launches", "fixed", "kept")
+
+    def __init__(self, used, aligned, outputs, new, offsets, work_bytes, launches, fixed, kept):
+        self.used, self.aligned, self.outputs, self.new = used, aligned, outputs, new
+        self.offsets, self.work_bytes = offsets, work_bytes
+        self.launches, self.fixed, self.kept = launches, fixed, kept
+
+    def run(self, inputs: tuple, device: torch.device, stream: int) -> tuple | None:
+        """The call's outputs, launched on ``stream``; None (nothing launched) when an input is not aligned as
+        the kernels were compiled for."""
+        addrs = tuple(inputs[j].data_ptr() for j in self.used)
+        for i in self.aligned:
+            if addrs[i] & 15:
+                return None
+        outs = []
+        for o in self.outputs:
+            if o is None:
+                outs.append(None)
+            elif o[0] == "input":
+                outs.append(inputs[o[1]])
+            else:
+                shape, stride, dtype = o
+                outs.append(torch.empty_strided(shape, stride, dtype=dtype, device=device))
+        pool = addrs + tuple(outs[k].data_ptr() for k in self.new)
+        if self.work_bytes:  # freed when this returns: the allocator reuses it only after these launches
+            work = torch.empty(self.work_bytes, dtype=torch.uint8, device=device).data_ptr()
+            pool += tuple(work + off for off in self.offsets)
+        pool += self.fixed
+        for entry, grid, pick, consts in self.launches:
+            entry.direct(grid, stream, pick(pool) + consts)
+        return tuple(outs)
+
+
+#: Stored for signatures whose calls cannot be replayed.
+_NOT_REPLAYABLE = object()
+
+
+class Programs:
+    """The programs of one op, by signature (a hashable tuple the op builds; it must determine every launch
+    argument except the input and output tensors' addresses)."""
+
+    def __init__(self):
+        self._by_signature: dict = {}
+        self._generation = -1
+
+    def run(self, signature: tuple, inputs: tuple, make):
+        """The op's outputs for ``inputs`` (whose first is a tensor on the launches' device): replayed when
+        ``signature`` has a program, else ``make()`` (which launches and returns a tuple of outputs, each a
+        tensor or None), recorded when it may be replayed."""
+        x = inputs[0]
+        if not _replays_on(x):
+            return make()
+        index = x.get_device()
+        if index != torch._C._cuda_getDevice() or torch._C._cuda_isCurrentStreamCapturing() or not _no_hooks():
+            return make()
+        if self._generation != config.generation:
+            self._by_signature.clear()
+            self._generation = config.generation
+        key = (index, torch._C._cuda_getCurrentRawStream(index), signature)
+        program = self._by_signature.get(key)
+        if program is _NOT_REPLAYABLE:
+            return make()
+        if program is not None:
+            out = program.run(inputs, x.device, key[1])
+            return make() if out is None else out
+        rec = _local.rec = Recording()
+        try:
+            out = make()
+        finally:
+            _local.rec = None
+        if rec.complete and rec.launches:
+            if len(self._by_signature) >= MAX_PROGRAMS:
+                self._by_signature.clear()
+            self._by_signature[key] = _program(rec, inputs, out) or _NOT_REPLAYABLE
+        return out
+
+
+def _program(rec: Recording, inputs: tuple, outputs: tuple) -> Program | None:
+    """The recorded launches as a program, or None when they cannot be replayed (see the module docstring)."""
+    slots: dict[int, tuple[str, int]] = {}  # id(tensor) -> ("input", position) or ("output", position)
+    at: dict[int, tuple[str, int]] = {}  # a view of an input or output starting at its address is that tensor
+    for j, t in enumerate(inputs):
+        if t is not None:
+            p = t.data_ptr() if t.numel() else None
+            if id(t) in slots or p in at:
+                return None  # one tensor (or address) in two input positions: a later call may pass two
+            slots[id(t)] = ("input", j)
+            if p is not None:
+                at[p] = ("input", j)
+    out_specs: list = []
+    for k, t in enumerate(outputs):
+        if t is None:
+            out_specs.append(None)
+        elif slots.get(id(t), ("",))[0] == "input":
+            out_specs.append(slots[id(t)])
+        elif id(t) in slots or id(t) in rec.scratch:
+            return None  # one output returned twice, or scratch returned
+        else:
+            slots[id(t)] = ("output", k)
+            if t.numel():
+                at[t.data_ptr()] = ("output", k)
+            out_specs.append((tuple(t.shape), t.stride(), t.dtype))
+    new = [k for k, s in enumerate(out_specs) if s is not None and s[0] != "input"]
+    used: list[int] = []  # input positions read for their addresses, in order of first use
+    aligned: set[int] = set()
+    written: set[int] = set()
+    fresh: list[int] = []  # ids of the scratch buffers each replay allocates anew, in order of first use
+    offsets: list[int] = []
+    work_bytes = 0
+    fixed: list = []
+    kept: dict[int, torch.Tensor] = {}
+    raw = []
+    for entry, grid, args, consts in rec.launches:
+        where = []
+        for a in args:
+            if not isinstance(a, torch.Tensor):
+                where.append(("fixed", len(fixed)))
+                fixed.append(a)
+                continue
+            kind, j = slots.get(id(a)) or (a.numel() and at.get(a.data_ptr())) or ("", -1)
+            if kind == "input":
+                if j not in used:
+                    used.append(j)
+                if a.data_ptr() & 15 == 0:
+                    aligned.add(j)
+                where.append(("input", used.index(j)))
+            elif kind == "output":
+                written.add(j)
+                where.append(("output", new.index(j)))
+            elif id(a) not in rec.scratch:
+                return None  # a tensor made on the way (a copy): its contents change per call
+            elif rec.scratch[id(a)][1]:
+                kept[id(a)] = a
+                where.append(("fixed", len(fixed)))
+                fixed.append(a.data_ptr())
+            else:
+                if id(a) not in fresh:
+                    fresh.append(id(a))
+                    offsets.append(work_bytes)
+                    nbytes = a.untyped_storage().nbytes()
+                    work_bytes += -(-nbytes // _SCRATCH_ALIGN) * _SCRATCH_ALIGN
+                where.append(("scratch", fresh.index(id(a))))
+        raw.append((entry, grid, where, consts))
+    if any(s is not None and s[0] != "input" and outputs[k].numel() and k not in written
+           for k, s in enumerate(out_specs)):
+        return None  # an output no launch wrote: computed some other way
+    start = {"input": 0, "output": len(used), "scratch": len(used) + len(new),
+             "fixed": len(used) + len(new) + len(fresh)}
+    launches = []
+    for entry, grid, where, consts in raw:
+        idx = [start[kind] + i for kind, i in where]
+        pick = itemgetter(*idx) if len(idx) > 1 else (lambda pool, i=idx[0]: (pool[i],))
+        launches.append((entry, grid, pick, consts))
+    return Program(tuple(used), tuple(used.index(j) for j in sorted(aligned)), tuple(out_specs), tuple(new),
+                   tuple(offsets), work_bytes, tuple(launches), tuple(fixed), tuple(kept.values()))

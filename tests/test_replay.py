@@ -1,0 +1,289 @@
+"""Replayed eager launches (``kernels._replay``): a replayed call passes the C launch functions the same arguments
+as the full call would, with its own tensors' addresses, and falls back to the full call where it must.
+
+The launches are stubbed (a stand-in compiled kernel logs what its C launch function is given), so this runs on
+the CPU without the interpreter; that the kernels compute the right thing when replayed is checked on CUDA by
+``test_batch_norm.py::test_replayed_calls_match_the_reference`` and its LayerNorm twin.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fastnorm.kernels import _launch, _replay, config
+from fastnorm.kernels import batch_norm as KB
+from fastnorm.kernels import layer_norm as KL
+from fastnorm.ops import batch_norm as OB
+from fastnorm.ops import layer_norm as OL
+
+
+class _Runner:
+    global_scratch_size = profile_scratch_size = 0
+    launch_pdl = False
+
+    def __init__(self, name, log, cooperative):
+        self.name, self.log, self.launch_cooperative_grid = name, log, cooperative
+
+    def launch(self, *a):
+        self.log.append((self.name, a[0], a[3], a[13:]))  # kernel, grid, stream, arguments and constexprs
+
+
+class _Compiled:
+    packed_metadata = None
+
+    def __init__(self, name, log, cooperative):
+        self.function = name
+        self.run = _Runner(name, log, cooperative)
+
+
+class _Kernel:
+    """Stands in for a ``@triton.jit`` function: the first launch of a specialization 'compiles'."""
+
+    def __init__(self, fn, log):
+        self.arg_names, self.__name__, self.log = fn.arg_names, fn.__name__, log
+
+    def __getitem__(self, grid):
+        def first_launch(*args, launch_cooperative_grid=False, **meta):
+            return _Compiled(self.__name__, self.log, launch_cooperative_grid)
+        return first_launch
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The C launches made, as (kernel, grid, stream, arguments); CPU tensors take the kernels' path."""
+    log: list = []
+    for mod in (KB, KL):
+        for launcher in vars(mod).values():
+            if isinstance(launcher, _launch._Launcher):
+                monkeypatch.setattr(launcher, "fn", _Kernel(launcher.fn, log))
+                monkeypatch.setattr(launcher, "cache", {})
+    monkeypatch.setattr(_launch, "INTERPRETER", False)
+    monkeypatch.setattr(_replay, "_replays_on", lambda t: True)
+    for mod in (OB, OL):
+        monkeypatch.setattr(mod, "uses_triton", lambda t: True)
+        monkeypatch.setattr(mod, "_FORWARDS", _replay.Programs())
+        monkeypatch.setattr(mod, "_BACKWARDS", _replay.Programs())
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: -1, raising=False)  # a CPU tensor's get_device()
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 7, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_isCurrentStreamCapturing", lambda: False, raising=False)
+    monkeypatch.setattr(_Noted, "scratch", set())
+
+    def noted(t, keep=False):
+        _Noted.scratch.add(t.data_ptr())
+        return _replay.scratch(t, keep=keep)
+
+    for mod in (KB, KL):
+        monkeypatch.setattr(mod, "scratch", noted)
+    counters = torch.zeros(1 << 14, dtype=torch.int32)
+    monkeypatch.setattr(KB, "_zeroed_counters", lambda n, device: noted(counters, keep=True))
+    monkeypatch.setattr(_Noted, "counters", counters.data_ptr())
+    return log
+
+
+class _Noted:
+    """What the ``launches`` fixture saw made in the current test: the addresses of the scratch buffers, and of
+    the zeroed counters every launch on the stream shares."""
+
+    scratch: set[int] = set()
+    counters: int | None = None
+
+
+def _labelled(log, inputs, outputs, scratch_at=None):
+    """The launches with each address named by what it points at: an input, an output, or a scratch buffer
+    (numbered in order of first use). Scratch addresses are those made in the test, or those at the positions
+    ``scratch_at`` (which a replay fills with its own buffers); -> (labelled launches, the positions of scratch)."""
+    names = {_Noted.counters: "counters"}
+    for kind, ts in (("in", inputs), ("out", outputs)):
+        for j, t in enumerate(ts):
+            if isinstance(t, torch.Tensor) and t.numel():
+                names.setdefault(t.data_ptr(), (kind, j))
+    order: dict[int, int] = {}
+    found = set()
+    out = []
+    for i, (k, grid, stream, args) in enumerate(log):
+        labels = []
+        for p, a in enumerate(args):
+            if type(a) is int and a in names:
+                labels.append(names[a])
+            elif type(a) is int and ((i, p) in scratch_at if scratch_at is not None else a in _Noted.scratch):
+                found.add((i, p))
+                labels.append(("scratch", order.setdefault(a, len(order))))
+            else:
+                labels.append(a)
+        out.append((k, grid, stream, tuple(labels)))
+    return out, found
+
+
+def _same_launches(replayed_log, full_log, inputs, replayed_out, full_out):
+    full, scratch_at = _labelled(full_log, inputs, full_out)
+    replayed, _ = _labelled(replayed_log, inputs, replayed_out, scratch_at)
+    assert replayed == full and replayed
+
+
+def _counting(monkeypatch, owner, name):
+    calls = []
+    fn = getattr(owner, name)
+
+    def counted(*a, **k):
+        calls.append(1)
+        return fn(*a, **k)
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def _bn_inputs(shape=(4, 6, 5, 3), dtype=torch.bfloat16, cl=False, affine=True, z=False, running=True, nbt=False):
+    """(x, weight, bias, z, running_mean, running_var, num_batches_tracked) as ``_forward_impl`` takes them."""
+    g = torch.Generator().manual_seed(5)
+    fmt = torch.channels_last if cl else torch.contiguous_format
+    x = torch.randn(shape, generator=g).to(dtype).contiguous(memory_format=fmt)
+    c = shape[1]
+    w = torch.rand(c, generator=g) + 0.5 if affine else None
+    b = torch.randn(c, generator=g) if affine else None
+    zt = torch.randn(shape, generator=g).to(dtype).contiguous(memory_format=fmt) if z else None
+    rm, rv = (torch.zeros(c), torch.ones(c)) if running else (None, None)
+    return x, w, b, zt, rm, rv, torch.tensor(3, dtype=torch.long) if nbt else None
+
+
+#: input options, then ``_forward_impl``'s (batch_stats, update, momentum, eps, fix_gamma, relu)
+_BN_FWD_CASES = {
+    "train": ({}, (True, True, 0.1, 1e-5, False, False)),
+    "train, momentum None": (dict(nbt=True), (True, True, None, 1e-5, False, False)),
+    "train, relu, z, channels-last": (dict(cl=True, z=True), (True, True, 0.1, 1e-5, False, True)),
+    "batch statistics, no running": (dict(running=False), (True, False, 0.1, 1e-3, True, False)),
+    "eval": ({}, (False, False, 0.1, 1e-5, False, False)),
+    "eval, no affine, fp32, channels-last": (dict(cl=True, affine=False, dtype=torch.float32),
+                                             (False, False, 0.1, 1e-5, False, True)),
+    "train, large": (dict(shape=(2, 8, 150, 150)), (True, True, 0.1, 1e-5, False, False)),
+}
+
+
+@pytest.mark.parametrize("resident", [True, False])
+@pytest.mark.parametrize("case", list(_BN_FWD_CASES))
+def test_batch_norm_forward_replays_the_same_launches(launches, monkeypatch, case, resident):
+    monkeypatch.setattr(config, "BN_RESIDENT", resident)
+    spec, options = _BN_FWD_CASES[case]
+    inputs = _bn_inputs(**spec)
+    views = _counting(monkeypatch, KB, "view")
+    for _ in range(2):  # the first call compiles, the second is recorded
+        OB._forward_impl(*inputs, *options)
+    assert len(views) == 2
+    del launches[:]
+    out = OB._forward_impl(*inputs, *options)
+    assert len(views) == 2, "the third call was not replayed"
+    replayed = list(launches)
+    del launches[:]
+    full = OB._forward_triton(*inputs, *options)
+    assert [(t.shape, t.stride(), t.dtype) for t in out] == [(t.shape, t.stride(), t.dtype) for t in full]
+    _same_launches(replayed, launches, inputs, out, full)
+
+
+@pytest.mark.parametrize("mode", ["train", "train relu dz", "frozen", "sums only", "train two launches"])
+def test_batch_norm_backward_replays_the_same_launches(launches, monkeypatch, mode):
+    if mode == "train two launches":
+        monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    x, w, b, z, rm, rv, _ = _bn_inputs()
+    relu = "relu" in mode
+    y, shift, mrel, rstd = OB._forward_impl(x, w, b, z, rm, rv, None, mode != "frozen", mode != "frozen", 0.1, 1e-5,
+                                            False, relu)
+    dy = torch.randn_like(x)
+    need = (mode != "sums only", True, True, "dz" in mode)
+    args = (dy, x, y if relu else None, w, shift, mrel, rstd, mode != "frozen", False, relu, *need,
+            torch.float32, torch.float32)
+    views = _counting(monkeypatch, KB, "view")
+    for _ in range(2):
+        OB._backward_impl(*args)
+    del launches[:]
+    out = OB._backward_impl(*args)
+    assert len(views) == 2, "the third call was not replayed"
+    inputs = (x, dy, args[2], w, shift, mrel, rstd, out[1], out[2])
+    replayed = list(launches)
+    del launches[:]
+    full = OB._backward_triton(*inputs, mode != "frozen", False, relu, need[0], need[3] and relu)
+    _same_launches(replayed, launches, inputs, out, full)
+
+
+def test_batch_norm_not_replayed_where_it_must_not_be(launches, monkeypatch):
+    x, w, b, z, rm, rv, _ = _bn_inputs()
+    options = (True, True, 0.1, 1e-5, False, False)
+    views = _counting(monkeypatch, KB, "view")
+
+    def calls(*inputs):
+        before = len(views)
+        OB._forward_impl(*inputs, *options)
+        return len(views) - before
+
+    for _ in range(3):
+        calls(x, w, b, None, rm, rv, None)
+    assert calls(x, w, b, None, rm, rv, None) == 0
+    # An input 2 bytes past the 16-byte alignment the kernels were compiled for.
+    shifted = torch.empty(x.numel() + 1, dtype=x.dtype)[1:].view(x.shape).copy_(x)
+    assert calls(shifted, w, b, None, rm, rv, None) == 1
+    # A new launch heuristic: the programs made under the old one are dropped.
+    monkeypatch.setattr(config, "BN_LAG", config.BN_LAG)
+    assert calls(x, w, b, None, rm, rv, None) == 1
+    # An input read through a copy (non-dense strides): recorded as not replayable, then always the full call.
+    xt = x.transpose(2, 3)
+    assert [calls(xt, w, b, None, rm, rv, None) for _ in range(4)] == [1, 1, 1, 1]
+    # z in another layout than x: the kernels read a copy of it, made anew by each call.
+    zc = torch.randn_like(x).contiguous(memory_format=torch.channels_last)
+    assert [calls(x, w, b, zc, rm, rv, None) for _ in range(4)] == [1, 1, 1, 1]
+    # One tensor in two positions (z is x) when recorded: not replayable, as a later call may pass two.
+    assert [calls(x, w, b, x, rm, rv, None) for _ in range(3)] == [1, 1, 1]
+    # Another stream: its own program.
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 8, raising=False)
+    assert [calls(x, w, b, None, rm, rv, None) for _ in range(2)] == [1, 0]
+    # CUDA-graph capture: never replayed (a captured launch needs counters of its own).
+    monkeypatch.setattr(torch._C, "_cuda_isCurrentStreamCapturing", lambda: True, raising=False)
+    assert calls(x, w, b, None, rm, rv, None) == 1
+
+
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("is_rms", [False, True])
+def test_norm_replays_the_same_launches(launches, monkeypatch, is_rms, residual):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 3, 40, generator=g).to(torch.bfloat16)  # 3-D: the kernels read a (6, 40) view of it
+    w = torch.randn(40, generator=g)
+    b = None if is_rms else torch.randn(40, generator=g)
+    r = torch.randn(2, 3, 40, generator=g).to(torch.bfloat16) if residual else None
+    rdt = torch.float32 if residual else None
+    fwd_args = (x, w, b, r, 1, 1e-5, 0.0, is_rms, rdt, True, False)
+    rows = _counting(monkeypatch, KL, "as_rows")
+    for _ in range(2):
+        OL._forward(*fwd_args)
+    before = len(rows)
+    del launches[:]
+    out = OL._forward(*fwd_args)
+    assert len(rows) == before, "the third forward was not replayed"
+    replayed = list(launches)
+    del launches[:]
+    full = OL._forward_rows(x, w, b, r, 40, 1e-5, 0.0, is_rms, rdt, True, False)
+    _same_launches(replayed, launches, (x, w, b, r), out, full)
+
+    y, res_out, mean, rstd = out
+    s = res_out if residual else x
+    dy = torch.randn_like(x)
+    dres = torch.randn(s.shape, dtype=s.dtype) if residual else None
+    bwd_args = (dy, dres, s, w, mean, rstd, 1, 1e-5, 0.0, is_rms, None if is_rms else torch.float32, x.dtype,
+                x.dtype if residual else None, False)
+    for _ in range(2):
+        OL._backward(*bwd_args)
+    before = len(rows)
+    del launches[:]
+    out = OL._backward(*bwd_args)
+    assert len(rows) == before, "the third backward was not replayed"
+    inputs = (s, dy, dres, w, mean, rstd)
+    replayed = list(launches)
+    del launches[:]
+    full = OL._backward_rows(*inputs, (40,), 1e-5, 0.0, is_rms, bwd_args[10], x.dtype, bwd_args[12], False)
+    _same_launches(replayed, launches, inputs, out, full)
+
+
+def test_config_changes_count_and_clear_the_caches(monkeypatch):
+    plan = config.batch_norm_plan(False, 64, 1024, 2, "stream", "fwd", 4, 0)
+    assert config.batch_norm_plan.cache_info().currsize >= 1
+    before = config.generation
+    monkeypatch.setattr(config, "BN_LAG", config.BN_LAG)
+    assert config.generation == before + 1
+    assert config.batch_norm_plan.cache_info().currsize == 0
+    assert config.batch_norm_plan(False, 64, 1024, 2, "stream", "fwd", 4, 0) == plan
