@@ -61,6 +61,14 @@ def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
                 w = _warps(tile, ept)
                 out.append(C.NormConfig(tile // bn, bn, False, w))
                 out.append(C.NormConfig(tile // bn, bn, False, w, 2, sms * 4))
+    first = bn // 2  # rows as two pieces without power-of-two padding (N = 5120 as 4096 + 1024)
+    second = triton_next_pow2(n - first) if n > first else 0
+    if 0 < second and first + second < bn and first + second <= 32768:
+        for rows in (1, 2, 4):
+            for w in (1, 2, 4, 8, 16, 32):  # 8 to 64 elements per thread
+                if 8 * 32 * w <= rows * (first + second) <= 64 * 32 * w:
+                    out.append(C.NormConfig(rows, first, False, w, block_n2=second))
+                    out.append(C.NormConfig(rows, first, False, w, 2, sms * 4, block_n2=second))
     if n >= 16384:
         for chunk in (4096, 8192, 16384):
             for ept in (8, 16, 32):
@@ -369,7 +377,7 @@ def sweep_one(is_rms, n, copy_gbs, sms, top):
 
 
 def fmt_cfg(c: C.NormConfig) -> str:
-    s = f"bm{c.block_m} bn{c.block_n} w{c.num_warps}"
+    s = f"bm{c.block_m} bn{c.block_n}{f'+{c.block_n2}' if c.block_n2 else ''} w{c.num_warps}"
     if c.chunked:
         s += " chunked"
     if c.w_in_loop:

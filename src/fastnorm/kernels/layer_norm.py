@@ -74,11 +74,14 @@ def _fwd_tile(
     blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro, eps, weight_offset,
     w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr,
-    ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
 ):
-    """One tile of BLOCK_M whole rows in registers: statistics, y, and the saved mean/rstd."""
+    """One tile of BLOCK_M whole rows in registers: statistics, y, and the saved mean/rstd. With BLOCK_N2 > 0 a
+    row is held as two pieces, columns [0, BLOCK_N) (all < N) and BLOCK_N + [0, BLOCK_N2), instead of one tile
+    padded to a power of two (N = 5120 as 4096 + 1024: no registers spent on padding)."""
+    TWO: tl.constexpr = BLOCK_N2 > 0
     cols = tl.arange(0, BLOCK_N)
-    col_mask = cols < N
+    col_mask = cols < (BLOCK_N if TWO else N)
     rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = rows < M
     rows64 = rows.to(tl.int64)
@@ -88,20 +91,43 @@ def _fwd_tile(
     mask = row_mask[:, None] & col_mask[None, :]
     s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
                   rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
+    if TWO:
+        cols2 = BLOCK_N + tl.arange(0, BLOCK_N2)
+        col_mask2 = cols2 < N
+        mask2 = row_mask[:, None] & col_mask2[None, :]
+        s2 = _load_sum(X, RES, RES_OUT, rx[:, None] + cols2[None, :], rr[:, None] + cols2[None, :],
+                       rro[:, None] + cols2[None, :], mask2, HAS_RES, HAS_RES, ACC)
+    PAD: tl.constexpr = not EVEN_N and not TWO  # the one tile has padding columns (kept out of the sums)
     if IS_RMS:
         xc = s
-        var = tl.sum(rounded_prod(s, s), axis=1) / N
+        sq = tl.sum(rounded_prod(s, s), axis=1)
+        if TWO:
+            xc2 = s2
+            sq += tl.sum(rounded_prod(s2, s2), axis=1)
+        var = sq / N
     else:
         # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
         k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
         d = s - k[:, None]
-        if not EVEN_N:  # padding columns must not enter the sums
+        if PAD:
             d = tl.where(mask, d, 0.0)
-        mean = tl.sum(d, axis=1) / N
+        total = tl.sum(d, axis=1)
+        if TWO:
+            d2 = s2 - k[:, None]
+            if not EVEN_N:
+                d2 = tl.where(mask2, d2, 0.0)
+            total += tl.sum(d2, axis=1)
+        mean = total / N
         xc = d - mean[:, None]
-        if not EVEN_N:
+        if PAD:
             xc = tl.where(mask, xc, 0.0)
-        var = tl.sum(rounded_prod(xc, xc), axis=1) / N
+        sq = tl.sum(rounded_prod(xc, xc), axis=1)
+        if TWO:
+            xc2 = d2 - mean[:, None]
+            if not EVEN_N:
+                xc2 = tl.where(mask2, xc2, 0.0)
+            sq += tl.sum(rounded_prod(xc2, xc2), axis=1)
+        var = sq / N
     rstd = _rsqrt(var + eps, IS_F64)
     y = xc * rstd[:, None]
     if not HOIST:  # one-row tiles load weight and bias here, after the statistics (fewer live registers)
@@ -114,6 +140,13 @@ def _fwd_tile(
     if HAS_B:
         y = y + b[None, :]
     tl.store(Y + rows64[:, None] * stride_y + cols[None, :], y, mask=mask)
+    if TWO:
+        y2 = xc2 * rstd[:, None]
+        if HAS_W:
+            y2 = y2 * (tl.load(W + cols2, mask=col_mask2, other=0.0).to(ACC) + weight_offset)[None, :]
+        if HAS_B:
+            y2 = y2 + tl.load(B + cols2, mask=col_mask2, other=0.0).to(ACC)[None, :]
+        tl.store(Y + rows64[:, None] * stride_y + cols2[None, :], y2, mask=mask2)
     if STORE_STATS:
         if not IS_RMS:
             tl.store(MEAN + rows, mean, mask=row_mask)
@@ -128,7 +161,8 @@ def _norm_fwd_kernel(
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, PERSISTENT: tl.constexpr,
-    EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
+    EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     eps = tl.cast(eps, ACC)
@@ -139,8 +173,8 @@ def _norm_fwd_kernel(
     cols = tl.arange(0, BLOCK_N)
 
     if not CHUNKED:
-        # Multi-row tiles (small N) keep weight and bias in registers across the persistent loop.
-        HOIST: tl.constexpr = PERSISTENT and BLOCK_M > 1
+        # Multi-row tiles (small N) of one piece keep weight and bias in registers across the persistent loop.
+        HOIST: tl.constexpr = PERSISTENT and BLOCK_M > 1 and BLOCK_N2 == 0
         w = 0.0
         b = 0.0
         if HOIST:
@@ -153,11 +187,11 @@ def _norm_fwd_kernel(
             for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
                 _fwd_tile(blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                           eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                          EVEN_N, ACC, BLOCK_M, BLOCK_N)
+                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2)
         else:
             _fwd_tile(pid, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                       eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                      EVEN_N, ACC, BLOCK_M, BLOCK_N)
+                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2)
     else:
         for blk in range(pid, num_blocks, num_programs):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -498,8 +532,8 @@ def norm_fwd(
     ), {
         "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
         "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
-        "EVEN_N": int(n) % cfg.block_n == 0, "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n,
-        "NUM_STAGES": cfg.num_stages,
+        "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
+        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
     return y, res_out, mean, rstd
 

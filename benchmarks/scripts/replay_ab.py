@@ -1,0 +1,79 @@
+"""A/B of replayed launches (``kernels._replay``) against the full eager call, in one process on the GPU machine::
+
+    PYTHONPATH=src python3 benchmarks/scripts/replay_ab.py
+
+Per case (LayerNorm forward at small N, BatchNorm training forward without grad): the suites' timing
+(``do_bench`` median, L2 flushed; ms) and the host time of one call (µs, median of 5 rounds of 200 back-to-back
+calls), replayed, with every call made in full (``Programs.run`` patched to call ``make()``), then replayed again.
+The GPU work is the same launches either way: the timings should agree, the host times differ.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+import triton
+
+import fastnorm
+from fastnorm.kernels import _replay
+
+
+def host_us(fn, calls: int = 200, rounds: int = 5) -> float:
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        out.append((time.perf_counter() - t0) / calls * 1e6)
+        torch.cuda.synchronize()
+    return statistics.median(out)
+
+
+def cases() -> list[tuple[str, object]]:
+    out = []
+    for n in (64, 128, 256, 1024):
+        x = torch.randn(49152, n, device="cuda", dtype=torch.bfloat16)
+        w, b = torch.randn(n, device="cuda", dtype=torch.bfloat16), torch.randn(n, device="cuda", dtype=torch.bfloat16)
+
+        def ln(x=x, w=w, b=b, n=n):
+            with torch.no_grad():
+                return fastnorm.layer_norm(x, (n,), w, b)
+        out.append((f"LN fwd 49152x{n}", ln))
+    for shape, cl in (((32, 2048, 7, 7), False), ((32, 2048, 7, 7), True), ((256, 64, 56, 56), False)):
+        x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+        if cl:
+            x = x.contiguous(memory_format=torch.channels_last)
+        c = shape[1]
+        stats = (torch.zeros(c, device="cuda"), torch.ones(c, device="cuda"))
+        params = (torch.ones(c, device="cuda"), torch.zeros(c, device="cuda"))
+
+        def bn(x=x, stats=stats, params=params):
+            with torch.no_grad():
+                return fastnorm.batch_norm(x, *stats, *params, True)
+        out.append((f"BN train fwd {'x'.join(map(str, shape))}{' CL' if cl else ''}", bn))
+    return out
+
+
+def main() -> None:
+    replayed = _replay.Programs.run
+
+    def full(self, signature, inputs, make):
+        return make()
+
+    print(f"{'case':32s} | ms replayed, full, replayed | host us replayed, full, replayed")
+    for name, fn in cases():
+        res = []
+        for impl in (replayed, full, replayed):
+            _replay.Programs.run = impl
+            res.append((triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3, host_us(fn)))
+        _replay.Programs.run = replayed
+        print(f"{name:32s} | {' '.join(f'{m:6.1f}' for m, _ in res)} | {' '.join(f'{h:6.1f}' for _, h in res)}")
+
+
+if __name__ == "__main__":
+    main()
