@@ -172,24 +172,32 @@ def test_chunked_path_small(device, is_rms, m, n, cfg):
     (7, 100, C.NormConfig(4, 64, False, 2, block_n2=64)),  # the second piece masked past N
     (6, 33, C.NormConfig(2, 32, False, 1, block_n2=1)),
     (9, 96, C.NormConfig(2, 64, False, 2, 2, 3, block_n2=32)),  # persistent, prefetching
+    (8, 80, C.NormConfig(1, 64, False, 2, 1, 3, True, block_n2=16)),  # backward: weight re-read per row block
 ])
 def test_two_piece_rows(device, is_rms, m, n, cfg):
-    """The forward holding a row as two pieces (BLOCK_N + BLOCK_N2 columns, no power-of-two padding), with the
-    fused residual and a constant row (exact zeros, then y = b), by overriding the config."""
+    """Rows held as two pieces (BLOCK_N + BLOCK_N2 columns, no power-of-two padding), forward and backward, with
+    the fused residual and a constant row (exact zeros, then y = b), by overriding the config."""
     x = _rand((m, n), torch.float32, device, n, scale=2.0, offset=3.0)
     x[1] = 7.25
     r = _rand((m, n), torch.float32, device, n + 4)
     r[1] = 0.5
     w = _rand((n,), torch.float32, device, n + 1)
     b = None if is_rms else _rand((n,), torch.float32, device, n + 2)
+    dy = _rand((m, n), torch.float32, device, n + 3)
+    ds = _rand((m, n), torch.float32, device, n + 5)
     y, s, mean, rstd = K.norm_fwd(x, w, b, r, 1e-5, 0.0, is_rms, None, True, config=cfg)
     assert torch.equal(s, x + r)
-    ry, _, _, _ = _reference(is_rms, s, w, b, 1e-5, s)
+    dx, dr, dw, db = K.norm_bwd(dy, s, w, b is not None, mean, rstd, ds, x.dtype, r.dtype, 1e-5, 0.0, is_rms,
+                                bias_dtype=None if b is None else b.dtype, config=cfg)
+    ry, rdx, rdw, rdb = _reference(is_rms, s, w, b, 1e-5, dy)
     assert_close("y", y, ry, torch.float32)
     if not is_rms:
         assert torch.equal(y[1], b)
-    one_tile = K.norm_fwd(x, w, b, r, 1e-5, 0.0, is_rms, None, True, config=C.NormConfig(1, 128, False, 2))
-    assert_close("rstd", rstd, to_np64(one_tile[3]), torch.float32)
+    assert_close("dx", dx, rdx + to_np64(ds), torch.float32)
+    assert torch.equal(dx, dr)
+    assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+    if b is not None:
+        assert_close("dbias", db, rdb, torch.float32, param_grad=True)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

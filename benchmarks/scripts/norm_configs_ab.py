@@ -6,12 +6,13 @@ machine::
 
 For each N: the current config, then every variant — by default the backward's whole-row variants of
 :func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``), with ``--all`` the whole backward sweep
-(``tune_norms.bwd_variants``), with ``--fwd`` the forward sweep (``tune_norms.fwd_variants``). Each variant's outputs
-are checked against the current config's (bf16 x of shape (rows, N)), then all are timed with ``do_bench`` (median, L2
-flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of the copy bandwidth on the
-fewest bytes. Registers and spills come from the compiled kernel. ``--inductor`` also writes torch.compile's
-generated code for the RMSNorm backward at N = 16384 to ``$OUT/inductor_rms16384.py``. Prints a table last; writes
-``$OUT/norm_configs_ab.json``.
+(``tune_norms.bwd_variants``), with ``--fwd`` the forward sweep (``tune_norms.fwd_variants``), with
+``--two-piece`` only the rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with
+``--fwd``). Each variant's outputs are checked against the current config's (bf16 x of shape (rows, N)), then all
+are timed with ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is
+reported) as % of the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
+``--inductor`` also writes torch.compile's generated code for the RMSNorm backward at N = 16384 to
+``$OUT/inductor_rms16384.py``. Prints a table last; writes ``$OUT/norm_configs_ab.json``.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="tune_norms.bwd_variants (the whole sweep) instead")
     ap.add_argument("--fwd", action="store_true", help="tune_norms.fwd_variants (the forward sweep) instead")
     ap.add_argument("--passes", type=int, default=1, help="interleaved timing passes (median reported)")
+    ap.add_argument("--two-piece", action="store_true",
+                    help="tune_norms.two_piece_variants only (rows as two pieces), forward with --fwd")
     args = ap.parse_args()
     out_dir = os.environ.get("OUT", ".")
     t0 = time.perf_counter()
@@ -76,7 +79,10 @@ def main() -> None:
     sms = C.multiprocessor_count(dev)
     plan = [(False, int(s)) for s in args.ns.split(",") if s] + [(True, int(s)) for s in args.rms_ns.split(",") if s]
     kind = "fwd" if args.fwd else "bwd"
-    if args.fwd:
+    if args.two_piece:
+        def variants(n, sms):
+            return T.two_piece_variants(kind, n, sms)
+    elif args.fwd:
         def variants(n, sms):
             return T.fwd_variants(n, sms)[1:]
     elif args.all:

@@ -61,14 +61,7 @@ def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
                 w = _warps(tile, ept)
                 out.append(C.NormConfig(tile // bn, bn, False, w))
                 out.append(C.NormConfig(tile // bn, bn, False, w, 2, sms * 4))
-    first = bn // 2  # rows as two pieces without power-of-two padding (N = 5120 as 4096 + 1024)
-    second = triton_next_pow2(n - first) if n > first else 0
-    if 0 < second and first + second < bn and first + second <= 32768:
-        for rows in (1, 2, 4):
-            for w in (1, 2, 4, 8, 16, 32):  # 8 to 64 elements per thread
-                if 8 * 32 * w <= rows * (first + second) <= 64 * 32 * w:
-                    out.append(C.NormConfig(rows, first, False, w, block_n2=second))
-                    out.append(C.NormConfig(rows, first, False, w, 2, sms * 4, block_n2=second))
+    out += two_piece_variants("fwd", n, sms)
     if n >= 16384:
         for chunk in (4096, 8192, 16384):
             for ept in (8, 16, 32):
@@ -79,6 +72,30 @@ def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
                     for st in (1, 3):
                         out.append(C.NormConfig(1, chunk, True, w, st, sms * per_sm))
     return list(dict.fromkeys(out))
+
+
+def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
+    """Whole rows as two pieces without power-of-two padding (N = 5120 as 4096 + 1024), where that saves columns:
+    1, 2 or 4 rows per tile, 8 to 64 elements per thread (forward) or 4 to 32 (backward); the forward one program
+    per tile or 4 persistent per SM, the backward 1, 2 or 4 per SM, the weight held or (past 4096) re-read."""
+    bn = triton_next_pow2(n)
+    first = bn // 2
+    second = triton_next_pow2(n - first) if n > first else 0
+    if not (0 < second and first + second < bn and first + second <= 32768):
+        return []
+    out = []
+    for rows in (1, 2, 4):
+        cols = rows * (first + second)
+        for w in (1, 2, 4, 8, 16, 32):
+            if kind == "fwd" and 8 * 32 * w <= cols <= 64 * 32 * w:
+                out.append(C.NormConfig(rows, first, False, w, block_n2=second))
+                out.append(C.NormConfig(rows, first, False, w, 2, sms * 4, block_n2=second))
+            if kind == "bwd" and 4 * 32 * w <= cols <= 32 * 32 * w:
+                for per_sm in (1, 2, 4):
+                    for w_in_loop in (False, True) if first >= 4096 else (False,):
+                        out.append(C.NormConfig(rows, first, False, w, 3 if first <= 4096 else 1, sms * per_sm,
+                                                w_in_loop, second))
+    return out
 
 
 def bwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list[C.NormConfig]:
@@ -100,6 +117,7 @@ def bwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
             for per_sm in (1, 4, 16):
                 for st in (1, 3):
                     out.append(C.NormConfig(1, bn, False, w, st, sms * per_sm, True))
+    out += two_piece_variants("bwd", n, sms)
     if n >= 8192:
         for chunk in (2048, 4096, 8192):
             for bm in (1, 2, 4):

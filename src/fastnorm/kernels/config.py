@@ -42,7 +42,7 @@ class NormConfig(NamedTuple):
     num_stages: int = 1  # > 1: the persistent / chunk loops prefetch that many tiles ahead (cp.async)
     programs: int = 0  # persistent grid size; 0: one program per row tile (forward only)
     w_in_loop: bool = False  # backward, whole rows: the weight re-read per row block instead of held in registers
-    block_n2: int = 0  # forward, whole rows: > 0 holds a row as block_n + block_n2 columns (N = 5120 as 4096 + 1024)
+    block_n2: int = 0  # whole rows: > 0 holds a row as block_n + block_n2 columns (N = 5120 as 4096 + 1024)
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -81,8 +81,8 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 
 #: Measured winners for 16-bit inputs on an H200 (benchmarks/NOTES.md, LayerNorm/RMSNorm section), by
 #: (direction, is_rms, ``norm_tuned_key(N)``): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
-#: (0 = one program per tile)[, w_in_loop]). A whole-row (not chunked) forward entry whose block_n is below N holds
-#: rows as two pieces, block_n + next_pow2(N - block_n) columns. Other dtypes and N use the rules below.
+#: (0 = one program per tile)[, w_in_loop]). A whole-row (not chunked) entry whose block_n is below N holds rows as
+#: two pieces, block_n + next_pow2(N - block_n) columns. Other dtypes and N use the rules below.
 NormEntry = tuple[int, int, bool, int, int, int] | tuple[int, int, bool, int, int, int, bool]
 NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 128): (16, 128, False, 2, 1, 0),  # 47.4% of copy
@@ -91,7 +91,7 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", False, 256): (16, 256, False, 8, 1, 2),  # 44.8 / 36.0% (session 7; was 32×256 w16 1/SM: 39.7 / 29.3)
     ("fwd", False, 512): (4, 512, False, 2, 1, 0),  # 75.9% of copy
     ("bwd", False, 512): (4, 512, False, 4, 1, 4),  # 59.5 / 59.2% (session 7; was 16×512 w16 1/SM: 49.0)
-    ("fwd", False, 768): (1, 512, False, 1, 1, 0),  # 512 + 256: 81.6 / 81.4% (session 9; 1024 tiles: 77.6 / 77.7)
+    ("fwd", False, 768): (2, 512, False, 1, 1, 0),  # 512 + 256: 81.0%, N = 700: 65.5 (session 9; 1024 tiles 77.6, 45.7)
     ("fwd", False, 1024): (4, 1024, False, 4, 1, 0),  # 85.2% of copy
     ("bwd", False, 1024): (2, 1024, False, 4, 1, 4),  # 72.0 / 71.4% (session 7; was 8×1024 w16 1/SM: 55.7)
     ("fwd", False, 1536): (2, 1024, False, 2, 1, 0),  # 1024 + 512: 90.3% (session 9; 2048 tiles: 83.9)
@@ -104,6 +104,7 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 8192): (1, 8192, False, 8, 1, 0),  # 86.9% of copy
     ("fwd", False, 12288): (1, 8192, False, 8, 1, 0),  # 8192 + 4096: 97.1% (session 9; the 16384 tile: 78.5)
     ("bwd", False, 8192): (1, 8192, False, 16, 3, 1),  # 76.2% of copy
+    ("bwd", False, 12288): (1, 8192, False, 16, 1, 1, True),  # 8192 + 4096: 60.5% (session 9; the 16384 tile: 54.1)
     ("fwd", False, 16384): (1, 16384, False, 16, 1, 0),  # 91.1% of copy (run 1; 64 registers again since run 4)
     ("bwd", False, 16384): (1, 16384, False, 8, 1, 1, True),  # 63.8% (chunked 4×4096: 45.0), 108 B spills
     ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # 76.3% of copy
@@ -116,12 +117,16 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 256): (32, 256, False, 16, 3, 1),  # 51.7 / 45.6% in two runs (session 7; was 1 stage: 46.1 / 44.9)
     ("fwd", True, 512): (4, 512, False, 2, 1, 0),  # 77.9% of copy
     ("bwd", True, 512): (4, 512, False, 4, 3, 4),  # 70.4 / 70.2% (session 7; was 16×512 w32 1/SM: 61.3)
+    ("fwd", True, 768): (2, 512, False, 1, 1, 0),  # 512 + 256: 85.1%, N = 700: 72.1 (session 9; 1024 tiles: 84.5, 64.7)
     ("fwd", True, 1024): (2, 1024, False, 2, 1, 0),  # 88.9% of copy
     ("bwd", True, 1024): (2, 1024, False, 4, 3, 4),  # 74.5% of copy
     ("fwd", True, 2048): (1, 2048, False, 4, 1, 0),  # 93.5% of copy
+    ("bwd", True, 1536): (1, 1024, False, 2, 3, 4),  # 1024 + 512: 87.5% (session 9; 2048 tiles: 84.6)
     ("bwd", True, 2048): (2, 2048, False, 8, 3, 2),  # 84.9% of copy
+    ("bwd", True, 3072): (1, 2048, False, 4, 3, 4),  # 2048 + 1024: 90.5% (session 9; 4096 tiles: 83.0)
     ("fwd", True, 4096): (1, 4096, False, 8, 1, 0),  # 95.4% of copy
     ("bwd", True, 4096): (2, 4096, False, 16, 3, 1),  # 93.7% of copy
+    ("bwd", True, 6144): (2, 4096, False, 16, 3, 1, True),  # 4096 + 1024 at 5120: 95.6% (session 9; 8192 tiles: 80.2)
     ("fwd", True, 8192): (1, 8192, False, 8, 1, 0),  # 96.5% of copy
     ("bwd", True, 8192): (1, 8192, False, 16, 3, 1),  # 96.8% of copy
     ("fwd", True, 6144): (1, 4096, False, 4, 1, 0),  # 4096 + 1024 at 5120: 96.3% (session 9; the 8192 tile: 89.4)
@@ -151,7 +156,7 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) 
     if hit is None:
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *w_in_loop = hit
-    block_n2 = _next_pow2(n - block_n) if kind == "fwd" and not chunked and block_n < n else 0
+    block_n2 = _next_pow2(n - block_n) if not chunked and block_n < n else 0
     return NormConfig(block_m, block_n, chunked, warps, stages, per_sm * multiprocessor_count(device),
                       *(w_in_loop or [False]), block_n2)
 

@@ -284,6 +284,51 @@ def _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd, weight
 
 
 @triton.jit
+def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w, weight_offset,
+               IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
+    """Columns ``cols`` ([1, width]) of whole rows in the backward -> (tile mask, dy, x̂, g = dy·(w + offset)); the
+    weight ``w`` is given, or re-read here with W_IN_LOOP."""
+    mask = row_mask[:, None] & col_mask
+    x = tl.load(X + rows64[:, None] * stride_x + cols, mask=mask, other=0.0).to(ACC)
+    dy = tl.load(DY + rows64[:, None] * stride_dy + cols, mask=mask, other=0.0).to(ACC)
+    if IS_RMS:
+        xhat = x * rstd[:, None]
+    else:
+        xhat = (x - k[:, None]) * rstd[:, None] - mean_r
+    g = dy
+    if HAS_W:
+        if W_IN_LOOP:
+            w = tl.load(W + cols, mask=col_mask, other=0.0, eviction_policy="evict_last").to(ACC) + weight_offset
+        g = dy * w
+    return mask, dy, xhat, g
+
+
+@triton.jit
+def _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1, c2, rstd, eps, N, stride_dx, stride_dres,
+               stride_dro, IS_RMS: tl.constexpr, HAS_DRES_OUT: tl.constexpr, HAS_DRES: tl.constexpr,
+               DEGENERATE: tl.constexpr, ACC: tl.constexpr):
+    """dx of whole rows from the row sums ``c1`` = mean(g·x̂), ``c2`` = mean(g) (LN), for columns ``cols``."""
+    if IS_RMS:
+        dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
+    else:
+        dx = g * rstd[:, None] - (xhat * (c1 * rstd)[:, None] + (c2 * rstd)[:, None])
+    # With N = 1 (RMS) or N <= 2 (LN) the projection above cancels to rounding noise; the exact
+    # gradient is eps · rstd³ · (g - mean(g)) (from 1 - x̂² = eps · rstd²), and 0 for LN with N = 1.
+    # A constexpr, not a run-time branch: the branch kept g and dx live together (spills at N >= 16384).
+    if DEGENERATE:
+        scale = (eps * rstd * rstd * rstd)[:, None]
+        if IS_RMS:
+            dx = g * scale
+        else:
+            dx = tl.where(N == 2, (g - c2[:, None]) * scale, 0.0)
+    if HAS_DRES_OUT:
+        dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols, mask=mask, other=0.0).to(ACC)
+    tl.store(DX + rows64[:, None] * stride_dx + cols, dx, mask=mask)
+    if HAS_DRES:
+        tl.store(DRES + rows64[:, None] * stride_dres + cols, dx, mask=mask)
+
+
+@triton.jit
 def _norm_bwd_kernel(
     DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART,
     M, N, num_chunks,
@@ -291,9 +336,11 @@ def _norm_bwd_kernel(
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
     HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, W_IN_LOOP: tl.constexpr,
-    DEGENERATE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
+    DEGENERATE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
+    TWO: tl.constexpr = BLOCK_N2 > 0  # whole rows as two pieces, as in the forward (_fwd_tile)
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
     pid = tl.program_id(0)
@@ -303,63 +350,70 @@ def _norm_bwd_kernel(
     part = pid.to(tl.int64) * N
 
     if not CHUNKED:
-        col_mask = cols < N
+        col_mask = cols < (BLOCK_N if TWO else N)
+        w = 0.0
+        w2 = 0.0
+        if TWO:
+            cols2 = BLOCK_N + tl.arange(0, BLOCK_N2)[None, :]
+            col_mask2 = cols2 < N
         if HAS_W:
             if not W_IN_LOOP:  # held in registers across the loop (W_IN_LOOP: re-read per row block, from L1/L2)
                 w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+                if TWO:
+                    w2 = tl.load(W + cols2, mask=col_mask2, other=0.0).to(ACC) + weight_offset
             dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
+            if TWO:
+                dw_acc2 = tl.zeros([BLOCK_M, BLOCK_N2], dtype=ACC)
         if HAS_B:
             db_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
+            if TWO:
+                db_acc2 = tl.zeros([BLOCK_M, BLOCK_N2], dtype=ACC)
         for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
             row_mask = rows < M
             rows64 = rows.to(tl.int64)
-            mask = row_mask[:, None] & col_mask
-            x = tl.load(X + rows64[:, None] * stride_x + cols, mask=mask, other=0.0).to(ACC)
-            dy = tl.load(DY + rows64[:, None] * stride_dy + cols, mask=mask, other=0.0).to(ACC)
             rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
-            if IS_RMS:
-                xhat = x * rstd[:, None]
-            else:
+            k = rstd  # LayerNorm's row shift and mean·rstd (unused by RMS)
+            mean_r = rstd[:, None]
+            if not IS_RMS:
                 k = tl.load(X + rows64 * stride_x, mask=row_mask, other=0.0).to(ACC)
-                mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
-                xhat = (x - k[:, None]) * rstd[:, None] - (mean * rstd)[:, None]
-            if HAS_W:
-                if W_IN_LOOP:
-                    w = tl.load(W + cols, mask=col_mask, other=0.0, eviction_policy="evict_last").to(ACC)
-                    w += weight_offset
-                g = dy * w
-            else:
-                g = dy
+                mean_r = (tl.load(MEAN + rows, mask=row_mask, other=0.0) * rstd)[:, None]
+            mask, dy, xhat, g = _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r,
+                                           rstd, w, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
             # The parameter sums first: dy is dead before the row reductions, which g and x̂ alone cross.
             if HAS_W:
                 dw_acc += dy * xhat
             if HAS_B:
                 db_acc += dy
-            c1 = tl.sum(rounded_prod(g, xhat), axis=1) / N
-            if IS_RMS:
-                dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
-            else:
-                c2 = tl.sum(g, axis=1) / N
-                dx = g * rstd[:, None] - (xhat * (c1 * rstd)[:, None] + (c2 * rstd)[:, None])
-            # With N = 1 (RMS) or N <= 2 (LN) the projection above cancels to rounding noise; the exact
-            # gradient is eps · rstd³ · (g - mean(g)) (from 1 - x̂² = eps · rstd²), and 0 for LN with N = 1.
-            # A constexpr, not a run-time branch: the branch kept g and dx live together (spills at N >= 16384).
-            if DEGENERATE:
-                scale = (eps * rstd * rstd * rstd)[:, None]
-                if IS_RMS:
-                    dx = g * scale
-                else:
-                    dx = tl.where(N == 2, (g - c2[:, None]) * scale, 0.0)
-            if HAS_DRES_OUT:
-                dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols, mask=mask, other=0.0).to(ACC)
-            tl.store(DX + rows64[:, None] * stride_dx + cols, dx, mask=mask)
-            if HAS_DRES:
-                tl.store(DRES + rows64[:, None] * stride_dres + cols, dx, mask=mask)
+            c1 = tl.sum(rounded_prod(g, xhat), axis=1)
+            c2 = c1
+            if not IS_RMS:
+                c2 = tl.sum(g, axis=1)
+            if TWO:
+                mask2, dy2, xhat2, g2 = _bwd_piece(X, DY, W, rows64, row_mask, cols2, col_mask2, stride_x, stride_dy,
+                                                   k, mean_r, rstd, w2, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+                if HAS_W:
+                    dw_acc2 += dy2 * xhat2
+                if HAS_B:
+                    db_acc2 += dy2
+                c1 += tl.sum(rounded_prod(g2, xhat2), axis=1)
+                if not IS_RMS:
+                    c2 += tl.sum(g2, axis=1)
+            c1 = c1 / N
+            c2 = c2 / N
+            _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1, c2, rstd, eps, N, stride_dx, stride_dres,
+                       stride_dro, IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
+            if TWO:
+                _bwd_store(DX, DRES, DRES_OUT, rows64, cols2, mask2, g2, xhat2, c1, c2, rstd, eps, N, stride_dx,
+                           stride_dres, stride_dro, IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
         if HAS_W:
             tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0, keep_dims=True), mask=col_mask)
+            if TWO:
+                tl.store(DW_PART + part + cols2, tl.sum(dw_acc2, axis=0, keep_dims=True), mask=col_mask2)
         if HAS_B:
             tl.store(DB_PART + part + cols, tl.sum(db_acc, axis=0, keep_dims=True), mask=col_mask)
+            if TWO:
+                tl.store(DB_PART + part + cols2, tl.sum(db_acc2, axis=0, keep_dims=True), mask=col_mask2)
     else:
         # Rows too long for registers: pass 1 forms the row sums (element-wise across chunks, one
         # reduction after), pass 2 re-reads the row (from L2), writes dx and adds this block's dw/db
@@ -589,7 +643,7 @@ def norm_bwd(
         "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
         "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
         "DEGENERATE": int(n) <= (1 if is_rms else 2),
-        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "NUM_STAGES": cfg.num_stages,
+        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
