@@ -2,7 +2,8 @@
 
     PYTHONPATH=src python3 benchmarks/scripts/replay_ab.py
 
-Per case (LayerNorm forward at small N, BatchNorm training forward without grad): the suites' timing
+Per case (LayerNorm forward at small N, BatchNorm training forward without grad, whole training steps of three
+modules in bf16: forward and ``torch.autograd.grad``): the suites' timing
 (``do_bench`` median, L2 flushed; ms) and the host time of one call (µs, median of 5 rounds of 200 back-to-back
 calls), replayed, with every call made in full (``Programs.run`` patched to call ``make()``), then replayed again.
 The GPU work is the same launches either way: the timings should agree, the host times differ.
@@ -56,6 +57,17 @@ def cases() -> list[tuple[str, object]]:
             with torch.no_grad():
                 return fastnorm.batch_norm(x, *stats, *params, True)
         out.append((f"BN train fwd {'x'.join(map(str, shape))}{' CL' if cl else ''}", bn))
+    for name, module, shape in (("BatchNorm2d(256) step 16x256x56x56", fastnorm.nn.BatchNorm2d(256), (16, 256, 56, 56)),
+                                ("LayerNorm(256) step 4096x256", fastnorm.nn.LayerNorm(256), (4096, 256)),
+                                ("RMSNorm(4096) step 8x512x4096", fastnorm.nn.RMSNorm(4096), (8, 512, 4096))):
+        module = module.cuda()
+        x = torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        dy = torch.randn_like(x)
+        params = tuple(module.parameters())
+
+        def step(module=module, x=x, dy=dy, params=params):  # forward + backward, gradients returned
+            return torch.autograd.grad(module(x), (x, *params), dy)
+        out.append((name, step))
     return out
 
 
@@ -65,14 +77,14 @@ def main() -> None:
     def full(self, signature, inputs, make):
         return make()
 
-    print(f"{'case':32s} | ms replayed, full, replayed | host us replayed, full, replayed")
+    print(f"{'case':36s} | ms replayed, full, replayed | host us replayed, full, replayed")
     for name, fn in cases():
         res = []
         for impl in (replayed, full, replayed):
             _replay.Programs.run = impl
             res.append((triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3, host_us(fn)))
         _replay.Programs.run = replayed
-        print(f"{name:32s} | {' '.join(f'{m:6.1f}' for m, _ in res)} | {' '.join(f'{h:6.1f}' for _, h in res)}")
+        print(f"{name:36s} | {' '.join(f'{m:6.1f}' for m, _ in res)} | {' '.join(f'{h:6.1f}' for _, h in res)}")
 
 
 if __name__ == "__main__":
