@@ -279,7 +279,7 @@ def _backward_triton(x, dy, y, weight, shift, mrel, rstd, dw, db, batch_stats: b
     dyv = K.in_layout(dy, xv.x)
     yv = K.in_layout(y, xv.x) if relu else None
     dx = torch.empty_like(xv.x) if need_dx else None
-    dz = torch.empty_like(xv.x) if need_dz else None
+    dz = torch.empty_like(xv.x) if need_dz and need_dx else None  # the kernels write dz = g beside dx only
     mrel_ = mrel if mrel.numel() else None
     w = _c(weight) if (weight is not None and not fix_gamma) else None
     common = dict(is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu)
@@ -288,11 +288,10 @@ def _backward_triton(x, dy, y, weight, shift, mrel, rstd, dw, db, batch_stats: b
     elif need_dw or need_db:
         K.backward("frozen" if need_dx else "sums", xv, dyv, yv, dx, dz, w, shift, mrel_, rstd, dw=dw, db=db,
                    **common)
-    elif need_dx or need_dz:
-        if dx is None:  # dz alone: the masked dy
-            dz = dy.masked_fill(y <= 0, 0)
-        else:
-            K.backward_dx(xv, dyv, yv, dx, dz, w, None, None, rstd, None, 0.0, train=False, **common)
+    elif need_dx:
+        K.backward_dx(xv, dyv, yv, dx, dz, w, None, None, rstd, None, 0.0, train=False, **common)
+    if need_dz and not need_dx:  # dz without dx: the masked dy
+        dz = dy.masked_fill(y <= 0, 0)
     dx, dz = _back_to_x(dx, xv, x), _back_to_x(dz, xv, x)
     return dx, dw, db, dz
 
