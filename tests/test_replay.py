@@ -228,8 +228,16 @@ def test_batch_norm_not_replayed_where_it_must_not_be(launches, monkeypatch):
     # z in another layout than x: the kernels read a copy of it, made anew by each call.
     zc = torch.randn_like(x).contiguous(memory_format=torch.channels_last)
     assert [calls(x, w, b, zc, rm, rv, None) for _ in range(4)] == [1, 1, 1, 1]
-    # One tensor in two positions (z is x) when recorded: not replayable, as a later call may pass two.
-    assert [calls(x, w, b, x, rm, rv, None) for _ in range(3)] == [1, 1, 1]
+    # One tensor in two positions (z is x): a program of its own, which calls with two tensors do not take.
+    assert [calls(x, w, b, x, rm, rv, None) for _ in range(3)] == [1, 0, 0]  # recorded at once: kernels compiled
+    z2 = torch.randn_like(x)
+    assert [calls(x, w, b, z2, rm, rv, None) for _ in range(3)] == [1, 0, 0]
+    assert calls(x, w, b, x, rm, rv, None) == 0
+    # Replayed with z a view of x (the same addresses as the full call's); but recorded so, not replayable (a later
+    # call may pass two tensors apart).
+    assert calls(x, w, b, x.view(x.shape), rm, rv, None) == 0
+    x2, *_ = _bn_inputs(shape=(3, 6, 5, 3))
+    assert [calls(x2, w, b, x2.view(x2.shape), rm, rv, None) for _ in range(3)] == [1, 1, 1]
     # Another stream: its own program.
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 8, raising=False)
     assert [calls(x, w, b, None, rm, rv, None) for _ in range(2)] == [1, 0]
@@ -287,3 +295,39 @@ def test_config_changes_count_and_clear_the_caches(monkeypatch):
     assert config.generation == before + 1
     assert config.batch_norm_plan.cache_info().currsize == 0
     assert config.batch_norm_plan(False, 64, 1024, 2, "stream", "fwd", 4, 0) == plan
+
+
+def test_replay_holds_its_scratch_until_its_launches_are_queued(launches, monkeypatch):
+    """A replay allocates its scratch in one buffer; freed before the last launch is queued, its memory could go to
+    another thread's allocation on the stream, queued between the launches."""
+    import weakref
+
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    inputs = _bn_inputs(shape=(2, 8, 150, 150))
+    options = (True, True, 0.1, 1e-5, False, False)
+    for _ in range(2):
+        OB._forward_impl(*inputs, *options)
+    freed, at_launch = [], []
+    real_empty, real_direct = torch.empty, _launch._Compiled.direct
+
+    def empty(*a, **k):
+        t = real_empty(*a, **k)
+        if t.dtype == torch.uint8:  # the replay's scratch buffer
+            weakref.finalize(t, freed.append, 1)
+        return t
+
+    def direct(self, grid, stream, vals):
+        at_launch.append(len(freed))
+        return real_direct(self, grid, stream, vals)
+
+    monkeypatch.setattr(torch, "empty", empty)
+    monkeypatch.setattr(_launch._Compiled, "direct", direct)
+    OB._forward_impl(*inputs, *options)
+    assert at_launch == [0, 0] and freed == [1]
+
+
+def test_config_deletions_count_too(monkeypatch):
+    before = config.generation
+    monkeypatch.setattr(config, "SOME_OVERRIDE", 1, raising=False)
+    monkeypatch.undo()  # deletes the attribute again
+    assert config.generation == before + 2 and not hasattr(config, "SOME_OVERRIDE")

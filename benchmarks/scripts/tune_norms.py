@@ -553,16 +553,16 @@ def main():
 def install_winners(best, sms):
     """Make the swept winners the bf16 configs of this process (what NORM_TUNED should then hold)."""
     print("== winners (NORM_TUNED entries: block_m, block_n, chunked, warps, stages, programs per SM[, w_in_loop])")
+    table = dict(C.NORM_TUNED)
     for (op, n, kind), (_dp, res) in best.items():
         if not res:
             continue
         c = res[0][1]
         per_sm = c.programs // sms
         entry = (c.block_m, c.block_n, c.chunked, c.num_warps, c.num_stages, per_sm) + ((True,) if c.w_in_loop else ())
-        C.NORM_TUNED[(kind, op == "RMS", C.norm_tuned_key(n))] = entry
+        table[(kind, op == "RMS", C.norm_tuned_key(n))] = entry
         print(f'    ("{kind}", {op == "RMS"}, {C.norm_tuned_key(n)}): {entry},  # {res[0][0]:.1f}%')
-    C.norm_fwd_config.cache_clear()
-    C.norm_bwd_config.cache_clear()
+    C.NORM_TUNED = table  # assigned, not changed in place: config then drops its cached configs and replayed launches
 
 
 def print_summary(rows, best, copy_gbs, t_start):

@@ -15,6 +15,7 @@ from torch.library import wrap_triton
 from triton import knobs
 
 from .._runtime import INTERPRETER
+from ._replay import no_hooks as _no_hooks
 from ._replay import recording
 
 
@@ -183,7 +184,3 @@ def _options(num_warps: int, num_stages: int | None, maxnreg: int | None, cooper
         opts["launch_cooperative_grid"] = True
     return opts
 
-
-def _no_hooks(hook) -> bool:
-    """Triton's launch hooks are a chain that may be empty (then nothing needs the launch metadata)."""
-    return hook is None or (isinstance(hook, knobs.HookChain) and not hook.calls)

@@ -18,15 +18,18 @@ tensor they were given is
   of the signature);
 
 and when every output it returns is an input, an empty tensor, or a tensor a launch wrote. Otherwise (a copy
-made on the way, a result computed by a torch op) the signature is marked as not replayable. A later call
-with the signature then allocates its outputs, reads its tensors' addresses and calls the C launch
-functions with the noted arguments, addresses substituted.
+made on the way, a result computed by a torch op, two distinct inputs at one address) the signature is marked
+as not replayable. Which input positions hold one same tensor is part of the key (one gradient is often passed
+for two outputs). A later call with the signature then allocates its outputs, reads its tensors' addresses and
+calls the C launch functions with the noted arguments, addresses substituted; its scratch allocation is held
+until its last launch is queued, as the full call holds its buffers.
 
 Not replayed: under CUDA-graph capture (a captured launch needs its own counters), on a device other than
 the current one, when Triton launch hooks are set, when an address the kernel was compiled as 16-byte aligned
-is not, and under the interpreter (whose launches never reach the C launch function). Programs are dropped
-when the launch heuristics change (``config.generation``) and when there are more than
-:data:`MAX_PROGRAMS`.
+is not, and under the interpreter (whose launches never reach the C launch function). A program recorded with
+an unaligned input serves aligned ones too (the same binary the unaligned call used; correct, possibly
+slower). Programs are dropped when the launch heuristics change (``config.generation``) and when there are
+more than :data:`MAX_PROGRAMS`.
 """
 
 from __future__ import annotations
@@ -79,15 +82,28 @@ def signature(*tensors: torch.Tensor | None) -> tuple:
     return tuple(None if t is None else (t.shape, t.stride(), t.dtype) for t in tensors)
 
 
+def _aliases(inputs: tuple) -> tuple | None:
+    """Which input positions hold the same tensor (the first position holding each, per position), or None when
+    they are all distinct: part of a program's key (one gradient passed for two outputs is common)."""
+    ids = [id(t) for t in inputs if t is not None]
+    if len(set(ids)) == len(ids):
+        return None
+    first: dict[int, int] = {}
+    return tuple(None if t is None else first.setdefault(id(t), j) for j, t in enumerate(inputs))
+
+
 def _replays_on(t: torch.Tensor) -> bool:
     """Whether launches for ``t`` may be replayed: those for CUDA tensors, outside the interpreter."""
     return t.is_cuda and not INTERPRETER
 
 
-def _no_hooks() -> bool:
-    runtime = knobs.runtime
-    return all(h is None or (isinstance(h, knobs.HookChain) and not h.calls)
-               for h in (runtime.launch_enter_hook, runtime.launch_exit_hook))
+def no_hooks(hook) -> bool:
+    """Triton's launch hooks are a chain that may be empty (then nothing needs the launch metadata)."""
+    return hook is None or (isinstance(hook, knobs.HookChain) and not hook.calls)
+
+
+def _no_launch_hooks() -> bool:
+    return no_hooks(knobs.runtime.launch_enter_hook) and no_hooks(knobs.runtime.launch_exit_hook)
 
 
 class Program:
@@ -124,12 +140,17 @@ class Program:
                 shape, stride, dtype = o
                 outs.append(torch.empty_strided(shape, stride, dtype=dtype, device=device))
         pool = addrs + tuple(outs[k].data_ptr() for k in self.new)
-        if self.work_bytes:  # freed when this returns: the allocator reuses it only after these launches
-            work = torch.empty(self.work_bytes, dtype=torch.uint8, device=device).data_ptr()
-            pool += tuple(work + off for off in self.offsets)
+        work = None
+        if self.work_bytes:
+            work = torch.empty(self.work_bytes, dtype=torch.uint8, device=device)
+            base = work.data_ptr()
+            pool += tuple(base + off for off in self.offsets)
         pool += self.fixed
         for entry, grid, pick, consts in self.launches:
             entry.direct(grid, stream, pick(pool) + consts)
+        # Held until every launch is queued (as the full call holds its scratch): freed earlier, its memory could go
+        # to an allocation of another thread on this stream, queued between these launches.
+        del work
         return tuple(outs)
 
 
@@ -153,23 +174,24 @@ class Programs:
         if not _replays_on(x):
             return make()
         index = x.get_device()
-        if index != torch._C._cuda_getDevice() or torch._C._cuda_isCurrentStreamCapturing() or not _no_hooks():
+        if index != torch._C._cuda_getDevice() or torch._C._cuda_isCurrentStreamCapturing() or not _no_launch_hooks():
             return make()
         if self._generation != config.generation:
             self._by_signature.clear()
             self._generation = config.generation
-        key = (index, torch._C._cuda_getCurrentRawStream(index), signature)
+        key = (index, torch._C._cuda_getCurrentRawStream(index), signature, _aliases(inputs))
         program = self._by_signature.get(key)
         if program is _NOT_REPLAYABLE:
             return make()
         if program is not None:
             out = program.run(inputs, x.device, key[1])
             return make() if out is None else out
+        outer = getattr(_local, "rec", None)
         rec = _local.rec = Recording()
         try:
             out = make()
         finally:
-            _local.rec = None
+            _local.rec = outer
         if rec.complete and rec.launches:
             if len(self._by_signature) >= MAX_PROGRAMS:
                 self._by_signature.clear()
@@ -182,10 +204,10 @@ def _program(rec: Recording, inputs: tuple, outputs: tuple) -> Program | None:
     slots: dict[int, tuple[str, int]] = {}  # id(tensor) -> ("input", position) or ("output", position)
     at: dict[int, tuple[str, int]] = {}  # a view of an input or output starting at its address is that tensor
     for j, t in enumerate(inputs):
-        if t is not None:
+        if t is not None and id(t) not in slots:  # one tensor in two positions: the key's alias pattern says so
             p = t.data_ptr() if t.numel() else None
-            if id(t) in slots or p in at:
-                return None  # one tensor (or address) in two input positions: a later call may pass two
+            if p in at:
+                return None  # two tensors at one address: a later call of this key may pass two apart
             slots[id(t)] = ("input", j)
             if p is not None:
                 at[p] = ("input", j)
@@ -197,6 +219,8 @@ def _program(rec: Recording, inputs: tuple, outputs: tuple) -> Program | None:
             out_specs.append(slots[id(t)])
         elif id(t) in slots or id(t) in rec.scratch:
             return None  # one output returned twice, or scratch returned
+        elif t.numel() and t.data_ptr() in at:
+            return None  # a view of an input returned as an output
         else:
             slots[id(t)] = ("output", k)
             if t.numel():

@@ -436,17 +436,25 @@ def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int
 
 
 class _Config(types.ModuleType):
-    """This module's type: setting any attribute (a tuning script's override, a test's monkeypatch) clears the
-    cached heuristics above and counts up ``generation``, on which the launches replayed by
-    ``kernels._replay`` are keyed, so that nothing keeps a decision made under the old values."""
+    """This module's type: setting or deleting any attribute (a tuning script's override, a test's monkeypatch)
+    clears the cached heuristics above and counts up ``generation``, on which the launches replayed by
+    ``kernels._replay`` are keyed, so that nothing keeps a decision made under the old values. A table changed in
+    place (``NORM_TUNED[key] = ...``) is not seen: assign a changed copy instead."""
 
     def __setattr__(self, name: str, value) -> None:
         super().__setattr__(name, value)
         if name != "generation":
-            for obj in tuple(vars(self).values()):
-                if callable(getattr(obj, "cache_clear", None)):
-                    obj.cache_clear()
-            super().__setattr__("generation", self.generation + 1)
+            self._changed()
+
+    def __delattr__(self, name: str) -> None:
+        super().__delattr__(name)
+        self._changed()
+
+    def _changed(self) -> None:
+        for obj in tuple(vars(self).values()):
+            if callable(getattr(obj, "cache_clear", None)):
+                obj.cache_clear()
+        super().__setattr__("generation", self.generation + 1)
 
 
 #: Counts the changes made to this module's values at run time (see ``_Config``).

@@ -531,6 +531,12 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
 
+def _check_pieces(cfg: NormConfig, n: int) -> None:
+    """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2."""
+    if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
+        raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
+
+
 _fwd = _Launcher(_norm_fwd_kernel)
 _bwd = _Launcher(_norm_bwd_kernel)
 _sum_partials = _Launcher(_sum_partials_kernel)
@@ -564,6 +570,8 @@ def norm_fwd(
     is_f64 = x2d.dtype == torch.float64
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
     cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
+    if config is not None:
+        _check_pieces(config, n)
     shape = out_shape or (m, n)
     y = torch.empty(shape, dtype=x2d.dtype, device=dev)
     res_out = None
@@ -622,6 +630,8 @@ def norm_bwd(
     m, n = s2d.shape
     is_f64 = s2d.dtype == torch.float64
     cfg = config or norm_bwd_config(int(n), max(s2d.element_size(), dy2d.element_size()), device_index(s2d), is_rms)
+    if config is not None:
+        _check_pieces(config, n)
     dev = s2d.device
     acc_dtype = torch.float64 if is_f64 else torch.float32
     shape = out_shape or (m, n)
