@@ -138,45 +138,9 @@ def test_long_rows(device):
     _check_all(False, x, n, w, b, 1e-5, dy)
 
 
-@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
-@pytest.mark.parametrize(("m", "n", "cfg"), [
-    (3, 300, C.NormConfig(2, 64, True, 4, programs=2)),
-    (5, 520, C.NormConfig(1, 128, True, 4, programs=3)),
-    (4, 65, C.NormConfig(4, 64, True, 4, programs=1)),
-])
-def test_chunked_path_small(device, is_rms, m, n, cfg):
-    """The chunked strategy (Chan merge, partial rows in memory, fused residual re-read from residual_out)
-    on small rows, by overriding the config."""
-    x = _rand((m, n), torch.float32, device, n, scale=2.0, offset=3.0)
-    r = _rand((m, n), torch.float32, device, n + 4)
-    w = _rand((n,), torch.float32, device, n + 1)
-    b = None if is_rms else _rand((n,), torch.float32, device, n + 2)
-    dy = _rand((m, n), torch.float32, device, n + 3)
-    ds = _rand((m, n), torch.float32, device, n + 5)
-    y, s, mean, rstd = K.norm_fwd(x, w, b, r, 1e-5, 0.0, is_rms, None, True, config=cfg)
-    assert torch.equal(s, x + r)
-    dx, dr, dw, db = K.norm_bwd(dy, s, w, b is not None, mean, rstd, ds, x.dtype, r.dtype, 1e-5, 0.0, is_rms,
-                                bias_dtype=None if b is None else b.dtype, config=cfg)
-    ry, rdx, rdw, rdb = _reference(is_rms, s, w, b, 1e-5, dy)
-    assert_close("y", y, ry, torch.float32)
-    assert_close("dx", dx, rdx + to_np64(ds), torch.float32)
-    assert torch.equal(dx, dr)
-    assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
-    if b is not None:
-        assert_close("dbias", db, rdb, torch.float32, param_grad=True)
-
-
-@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
-@pytest.mark.parametrize(("m", "n", "cfg"), [
-    (5, 40, C.NormConfig(1, 32, False, 2, block_n2=8)),  # 32 + 8: both pieces full
-    (7, 100, C.NormConfig(4, 64, False, 2, block_n2=64)),  # the second piece masked past N
-    (6, 33, C.NormConfig(2, 32, False, 1, block_n2=1)),
-    (9, 96, C.NormConfig(2, 64, False, 2, 2, 3, block_n2=32)),  # persistent, prefetching
-    (8, 80, C.NormConfig(1, 64, False, 2, 1, 3, True, block_n2=16)),  # backward: weight re-read per row block
-])
-def test_two_piece_rows(device, is_rms, m, n, cfg):
-    """Rows held as two pieces (BLOCK_N + BLOCK_N2 columns, no power-of-two padding), forward and backward, with
-    the fused residual and a constant row (exact zeros, then y = b), by overriding the config."""
+def _check_config(device, is_rms, m, n, cfg):
+    """Forward and backward with ``cfg`` overriding the launch heuristic, fp32, with the fused residual (and its
+    gradient) and a constant row (exact zeros, then y = b), against the reference."""
     x = _rand((m, n), torch.float32, device, n, scale=2.0, offset=3.0)
     x[1] = 7.25
     r = _rand((m, n), torch.float32, device, n + 4)
@@ -198,6 +162,35 @@ def test_two_piece_rows(device, is_rms, m, n, cfg):
     assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
     if b is not None:
         assert_close("dbias", db, rdb, torch.float32, param_grad=True)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
+    (3, 300, C.NormConfig(2, 64, True, 4, programs=2)),
+    (5, 520, C.NormConfig(1, 128, True, 4, programs=3)),
+    (4, 65, C.NormConfig(4, 64, True, 4, programs=1)),
+])
+def test_chunked_path_small(device, is_rms, m, n, cfg):
+    """The chunked strategy (Chan merge, partial rows in memory, fused residual re-read from residual_out)
+    on small rows, by overriding the config."""
+    _check_config(device, is_rms, m, n, cfg)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
+    (5, 40, C.NormConfig(1, 32, False, 2, block_n2=8)),  # 32 + 8: both pieces full
+    (7, 100, C.NormConfig(4, 64, False, 2, block_n2=64)),  # the second piece masked past N
+    (6, 33, C.NormConfig(2, 32, False, 1, block_n2=1)),
+    (9, 96, C.NormConfig(2, 64, False, 2, 2, 3, block_n2=32)),  # persistent, prefetching
+    (8, 80, C.NormConfig(1, 64, False, 2, 1, 3, True, block_n2=16)),  # backward: weight re-read per row block
+])
+def test_two_piece_rows(device, is_rms, m, n, cfg):
+    """Rows held as two pieces (BLOCK_N + BLOCK_N2 columns, no power-of-two padding), forward and backward, by
+    overriding the config; a config whose pieces do not cover N is refused."""
+    _check_config(device, is_rms, m, n, cfg)
+    x = torch.ones(2, cfg.block_n + cfg.block_n2 + 1, device=device)
+    with pytest.raises(ValueError, match="holds rows of"):
+        K.norm_fwd(x, None, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

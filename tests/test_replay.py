@@ -121,6 +121,25 @@ def _same_launches(replayed_log, full_log, inputs, replayed_out, full_out):
     assert replayed == full and replayed
 
 
+def _replay_matches_full_call(launches, counted, call, full, inputs):
+    """``call()`` three times (the first compiles, the second is recorded): the third is replayed (``counted``, the
+    calls of a function of the full path, does not grow) and launches what ``full()`` (the full path, called on
+    the same inputs) launches; -> the third call's outputs."""
+    for _ in range(2):
+        call()
+    before = len(counted)
+    del launches[:]
+    out = call()
+    assert len(counted) == before, "the third call was not replayed"
+    replayed = list(launches)
+    del launches[:]
+    expected = full(out)
+    assert [t if t is None else (t.shape, t.stride(), t.dtype) for t in out] == [
+        t if t is None else (t.shape, t.stride(), t.dtype) for t in expected]
+    _same_launches(replayed, launches, inputs(out), out, expected)
+    return out
+
+
 def _counting(monkeypatch, owner, name):
     calls = []
     fn = getattr(owner, name)
@@ -164,18 +183,9 @@ def test_batch_norm_forward_replays_the_same_launches(launches, monkeypatch, cas
     monkeypatch.setattr(config, "BN_RESIDENT", resident)
     spec, options = _BN_FWD_CASES[case]
     inputs = _bn_inputs(**spec)
-    views = _counting(monkeypatch, KB, "view")
-    for _ in range(2):  # the first call compiles, the second is recorded
-        OB._forward_impl(*inputs, *options)
-    assert len(views) == 2
-    del launches[:]
-    out = OB._forward_impl(*inputs, *options)
-    assert len(views) == 2, "the third call was not replayed"
-    replayed = list(launches)
-    del launches[:]
-    full = OB._forward_triton(*inputs, *options)
-    assert [(t.shape, t.stride(), t.dtype) for t in out] == [(t.shape, t.stride(), t.dtype) for t in full]
-    _same_launches(replayed, launches, inputs, out, full)
+    _replay_matches_full_call(launches, _counting(monkeypatch, KB, "view"),
+                              lambda: OB._forward_impl(*inputs, *options),
+                              lambda out: OB._forward_triton(*inputs, *options), lambda out: inputs)
 
 
 @pytest.mark.parametrize("mode", ["train", "train relu dz", "frozen", "sums only", "train two launches"])
@@ -190,17 +200,13 @@ def test_batch_norm_backward_replays_the_same_launches(launches, monkeypatch, mo
     need = (mode != "sums only", True, True, "dz" in mode)
     args = (dy, x, y if relu else None, w, shift, mrel, rstd, mode != "frozen", False, relu, *need,
             torch.float32, torch.float32)
-    views = _counting(monkeypatch, KB, "view")
-    for _ in range(2):
-        OB._backward_impl(*args)
-    del launches[:]
-    out = OB._backward_impl(*args)
-    assert len(views) == 2, "the third call was not replayed"
-    inputs = (x, dy, args[2], w, shift, mrel, rstd, out[1], out[2])
-    replayed = list(launches)
-    del launches[:]
-    full = OB._backward_triton(*inputs, mode != "frozen", False, relu, need[0], need[3] and relu)
-    _same_launches(replayed, launches, inputs, out, full)
+
+    def inputs(out):  # the replayed call's inputs, its parameter gradients among them
+        return x, dy, args[2], w, shift, mrel, rstd, out[1], out[2]
+
+    _replay_matches_full_call(launches, _counting(monkeypatch, KB, "view"), lambda: OB._backward_impl(*args),
+                              lambda out: OB._backward_triton(*inputs(out), mode != "frozen", False, relu, need[0],
+                                                              need[3] and relu), inputs)
 
 
 def test_batch_norm_not_replayed_where_it_must_not_be(launches, monkeypatch):
@@ -257,16 +263,9 @@ def test_norm_replays_the_same_launches(launches, monkeypatch, is_rms, residual)
     rdt = torch.float32 if residual else None
     fwd_args = (x, w, b, r, 1, 1e-5, 0.0, is_rms, rdt, True, False)
     rows = _counting(monkeypatch, KL, "as_rows")
-    for _ in range(2):
-        OL._forward(*fwd_args)
-    before = len(rows)
-    del launches[:]
-    out = OL._forward(*fwd_args)
-    assert len(rows) == before, "the third forward was not replayed"
-    replayed = list(launches)
-    del launches[:]
-    full = OL._forward_rows(x, w, b, r, 40, 1e-5, 0.0, is_rms, rdt, True, False)
-    _same_launches(replayed, launches, (x, w, b, r), out, full)
+    out = _replay_matches_full_call(launches, rows, lambda: OL._forward(*fwd_args),
+                                    lambda out: OL._forward_rows(x, w, b, r, 40, 1e-5, 0.0, is_rms, rdt, True, False),
+                                    lambda out: (x, w, b, r))
 
     y, res_out, mean, rstd = out
     s = res_out if residual else x
@@ -274,17 +273,10 @@ def test_norm_replays_the_same_launches(launches, monkeypatch, is_rms, residual)
     dres = torch.randn(s.shape, dtype=s.dtype) if residual else None
     bwd_args = (dy, dres, s, w, mean, rstd, 1, 1e-5, 0.0, is_rms, None if is_rms else torch.float32, x.dtype,
                 x.dtype if residual else None, False)
-    for _ in range(2):
-        OL._backward(*bwd_args)
-    before = len(rows)
-    del launches[:]
-    out = OL._backward(*bwd_args)
-    assert len(rows) == before, "the third backward was not replayed"
     inputs = (s, dy, dres, w, mean, rstd)
-    replayed = list(launches)
-    del launches[:]
-    full = OL._backward_rows(*inputs, (40,), 1e-5, 0.0, is_rms, bwd_args[10], x.dtype, bwd_args[12], False)
-    _same_launches(replayed, launches, inputs, out, full)
+    _replay_matches_full_call(launches, rows, lambda: OL._backward(*bwd_args),
+                              lambda out: OL._backward_rows(*inputs, (40,), 1e-5, 0.0, is_rms, bwd_args[10], x.dtype,
+                                                            bwd_args[12], False), lambda out: inputs)
 
 
 def test_config_changes_count_and_clear_the_caches(monkeypatch):

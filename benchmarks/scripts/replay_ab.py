@@ -3,36 +3,20 @@
     PYTHONPATH=src python3 benchmarks/scripts/replay_ab.py
 
 Per case (LayerNorm forward at small N, BatchNorm training forward without grad, whole training steps of three
-modules in bf16: forward and ``torch.autograd.grad``): the suites' timing
-(``do_bench`` median, L2 flushed; ms) and the host time of one call (µs, median of 5 rounds of 200 back-to-back
-calls), replayed, with every call made in full (``Programs.run`` patched to call ``make()``), then replayed again.
-The GPU work is the same launches either way: the timings should agree, the host times differ.
+modules in bf16: forward and ``torch.autograd.grad``): the suites' timing (``do_bench`` median, L2 flushed; ms)
+and the host time of one call (µs, median of 5 rounds of 200 back-to-back calls, ``host_costs.per_call_us``),
+replayed, with every call made in full (``Programs.run`` patched to call ``make()``), then replayed again. The GPU
+work is the same launches either way: the timings should agree, the host times differ.
 """
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import torch
 import triton
+from host_costs import per_call_us  # this script's folder is on sys.path
 
 import fastnorm
 from fastnorm.kernels import _replay
-
-
-def host_us(fn, calls: int = 200, rounds: int = 5) -> float:
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        out.append((time.perf_counter() - t0) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(out)
 
 
 def cases() -> list[tuple[str, object]]:
@@ -82,7 +66,8 @@ def main() -> None:
         res = []
         for impl in (replayed, full, replayed):
             _replay.Programs.run = impl
-            res.append((triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3, host_us(fn)))
+            res.append((triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3,
+                        per_call_us(fn, 200, 5)))
         _replay.Programs.run = replayed
         print(f"{name:36s} | {' '.join(f'{m:6.1f}' for m, _ in res)} | {' '.join(f'{h:6.1f}' for _, h in res)}")
 
