@@ -57,7 +57,7 @@ def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
         for tile in sorted({bn, 2048, 4096, 8192, 16384}):
             if tile < bn:
                 continue
-            for ept in (16, 32):
+            for ept in (16, 32, 64):
                 w = _warps(tile, ept)
                 out.append(C.NormConfig(tile // bn, bn, False, w))
                 out.append(C.NormConfig(tile // bn, bn, False, w, 2, sms * 4))
