@@ -197,6 +197,14 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
                       sms)
 
 
+def norm_bwd_pair_sums(cfg: NormConfig) -> bool:
+    """Whether the LayerNorm backward forms its two row sums (Σg·x̂, Σg) in one reduction (one exchange across
+    warps) rather than two: on whole rows of at most 4096-wide tiles, and on rows held as two pieces. H200, session
+    9 (NOTES.md): +3 to +4 points at N = 768–4096 and 12288; at one 8192- or 16384-wide tile it spilled more (16384:
+    63.5 -> 55.3%)."""
+    return not cfg.chunked and (cfg.block_n <= 4096 or cfg.block_n2 > 0)
+
+
 #: Column blocks (programs) aimed at when summing the backward's partial rows, and the narrowest block (16 fp32
 #: = 64 bytes per partial row). The sum is latency-bound at small N: one program per 256 columns left N = 256 on a
 #: single program walking 132 partial rows in 9 dependent steps, 17 us against the backward kernel's 12

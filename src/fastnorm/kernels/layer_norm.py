@@ -42,7 +42,14 @@ from torch._subclasses.fake_tensor import is_fake
 from ._launch import _Launcher
 from ._reduce import rounded_prod
 from ._replay import scratch
-from .config import NormConfig, device_index, norm_bwd_config, norm_fwd_config, norm_partial_sum_config
+from .config import (
+    NormConfig,
+    device_index,
+    norm_bwd_config,
+    norm_bwd_pair_sums,
+    norm_fwd_config,
+    norm_partial_sum_config,
+)
 
 # ----------------------------------------------------------------------------- kernels
 
@@ -284,6 +291,11 @@ def _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd, weight
 
 
 @triton.jit
+def _add_pairs(a1, a2, b1, b2):
+    return a1 + b1, a2 + b2
+
+
+@triton.jit
 def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w, weight_offset,
                IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
     """Columns ``cols`` ([1, width]) of whole rows in the backward -> (tile mask, dy, x̂, g = dy·(w + offset)); the
@@ -336,8 +348,8 @@ def _norm_bwd_kernel(
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
     HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, W_IN_LOOP: tl.constexpr,
-    DEGENERATE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
+    DEGENERATE: tl.constexpr, PAIR_SUMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_N2: tl.constexpr, NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     TWO: tl.constexpr = BLOCK_N2 > 0  # whole rows as two pieces, as in the forward (_fwd_tile)
@@ -385,10 +397,13 @@ def _norm_bwd_kernel(
                 dw_acc += dy * xhat
             if HAS_B:
                 db_acc += dy
-            c1 = tl.sum(rounded_prod(g, xhat), axis=1)
-            c2 = c1
-            if not IS_RMS:
-                c2 = tl.sum(g, axis=1)
+            if IS_RMS or not PAIR_SUMS:
+                c1 = tl.sum(rounded_prod(g, xhat), axis=1)
+                c2 = c1
+                if not IS_RMS:
+                    c2 = tl.sum(g, axis=1)
+            else:  # both row sums in one reduction: one exchange across warps instead of two
+                c1, c2 = tl.reduce((rounded_prod(g, xhat), g), 1, _add_pairs)
             if TWO:
                 mask2, dy2, xhat2, g2 = _bwd_piece(X, DY, W, rows64, row_mask, cols2, col_mask2, stride_x, stride_dy,
                                                    k, mean_r, rstd, w2, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
@@ -396,9 +411,14 @@ def _norm_bwd_kernel(
                     dw_acc2 += dy2 * xhat2
                 if HAS_B:
                     db_acc2 += dy2
-                c1 += tl.sum(rounded_prod(g2, xhat2), axis=1)
-                if not IS_RMS:
-                    c2 += tl.sum(g2, axis=1)
+                if IS_RMS or not PAIR_SUMS:
+                    c1 += tl.sum(rounded_prod(g2, xhat2), axis=1)
+                    if not IS_RMS:
+                        c2 += tl.sum(g2, axis=1)
+                else:
+                    p1, p2 = tl.reduce((rounded_prod(g2, xhat2), g2), 1, _add_pairs)
+                    c1 += p1
+                    c2 += p2
             c1 = c1 / N
             c2 = c2 / N
             _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1, c2, rstd, eps, N, stride_dx, stride_dres,
@@ -652,7 +672,7 @@ def norm_bwd(
         "IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
         "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
         "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
-        "DEGENERATE": int(n) <= (1 if is_rms else 2),
+        "DEGENERATE": int(n) <= (1 if is_rms else 2), "PAIR_SUMS": norm_bwd_pair_sums(cfg),
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
