@@ -56,10 +56,7 @@ def record_launches() -> list[tuple]:
 
     _launch._Launcher.__call__ = recorder
     ln_ops.uses_triton = bn_ops.uses_triton = lambda t: True
-    config.multiprocessor_count = lambda device_index: SM_COUNT
-    config.batch_norm_plan.cache_clear()
-    config.norm_fwd_config.cache_clear()
-    config.norm_bwd_config.cache_clear()
+    config.multiprocessor_count = lambda device_index: SM_COUNT  # (config drops its cached plans on every change)
     for case in _norm_cases(fastnorm) + _batch_norm_cases(fastnorm, config) + _stage_cases():
         case()
     return list(jobs.values())
@@ -131,10 +128,8 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 nbt = torch.empty((), dtype=torch.long, device="meta")
                 for resident, fused in ((True, None), (False, True), (False, False)):
                     config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
-                    config.batch_norm_resident_plan.cache_clear()
                     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
                 config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
-                config.batch_norm_resident_plan.cache_clear()
                 _fwd_bwd(fastnorm.batch_norm, x, None, None, None, None, training=True)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
                 z = _meta(*shape, dtype=dtype, grad=True, channels_last=cl)

@@ -405,10 +405,7 @@ def small_plans(monkeypatch):
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_MSUB", 2)
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
-    monkeypatch.setattr(config, "BN_RESIDENT", False)
-    config.batch_norm_plan.cache_clear()
-    yield
-    config.batch_norm_plan.cache_clear()
+    monkeypatch.setattr(config, "BN_RESIDENT", False)  # (each setattr also clears config's cached plans)
 
 
 @pytest.mark.parametrize("shape,cl,lag,fused,row_lanes", [
@@ -462,16 +459,12 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
     monkeypatch.setattr(config, "BN_LOOP_STAGES", dict.fromkeys(config.BN_LOOP_STAGES, stages))
     monkeypatch.setattr(config, "BN_MAXNREG", dict.fromkeys(config.BN_MAXNREG, cap))
     monkeypatch.setattr(config, "BN_RESIDENT", False)
-    config.batch_norm_plan.cache_clear()
-    try:
-        x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
-        plan = K._plan(K.view(x.detach()), 4, "fused", "fwd")
-        assert plan.vpi >= 3 * plan.bs, plan
-        _check_bn(x, w, b, rm, rv, training=True, activation="relu")
-        _check_bn(x, w, b, rm, rv, training=False)
-        _check_bn(x, w, b, rm, rv, training=True, use_global_stats=True)
-    finally:
-        config.batch_norm_plan.cache_clear()
+    x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+    plan = K._plan(K.view(x.detach()), 4, "fused", "fwd")
+    assert plan.vpi >= 3 * plan.bs, plan
+    _check_bn(x, w, b, rm, rv, training=True, activation="relu")
+    _check_bn(x, w, b, rm, rv, training=False)
+    _check_bn(x, w, b, rm, rv, training=True, use_global_stats=True)
 
 
 @pytest.mark.parametrize("cl", [False, True])
@@ -558,9 +551,6 @@ def many_resident_items(monkeypatch):
     monkeypatch.setattr(config, "BN_RESIDENT_MIN_RUN", {True: 4, False: 8})
     monkeypatch.setattr(config, "BN_MERGE_ELEMS", 2)
     monkeypatch.setattr(config, "multiprocessor_count", lambda device: 32)
-    config.batch_norm_resident_plan.cache_clear()
-    yield
-    config.batch_norm_resident_plan.cache_clear()
 
 
 @pytest.mark.parametrize("shape,cl,row_lanes", [

@@ -727,12 +727,8 @@ def test_tuned_key_buckets(monkeypatch):
         assert n <= key <= p and (key == p or n > p // 2)
     monkeypatch.setattr(C, "NORM_TUNED", {("fwd", False, 4096): (1, 4096, False, 4, 1, 0),
                                           ("fwd", False, 3072): (2, 4096, False, 8, 1, 0)})
-    C.norm_fwd_config.cache_clear()
-    try:
-        assert C.norm_fwd_config(3000, 2).block_m == 2 and C.norm_fwd_config(3073, 2).block_m == 1
-        assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 4, None, True)  # untuned: the rules
-    finally:
-        C.norm_fwd_config.cache_clear()
+    assert C.norm_fwd_config(3000, 2).block_m == 2 and C.norm_fwd_config(3073, 2).block_m == 1
+    assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 4, None, True)  # untuned: the rules
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="replays serve eager CUDA launches only")

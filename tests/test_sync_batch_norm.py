@@ -377,47 +377,43 @@ def test_peer_backward_adds_every_ranks_sums_in_one_launch(device, channels_last
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2})
-    config.batch_norm_plan.cache_clear()
-    try:
-        c, world, rank = 6, 3, 1
-        bufs, peers = _peer_buffers(c, world, device)
-        sums_at = peers[0].sums_at
-        fmt = torch.channels_last if channels_last else torch.contiguous_format
-        x = (torch.randn(3, c, 4, 5, device=device) * 2 + 1).contiguous(memory_format=fmt)
-        dy = torch.randn_like(x)
-        y = torch.randn_like(x)  # the forward's output, for the ReLU mask
-        xv = K.view(x)
-        assert K._plan(xv, 12, "fused", "bwd").groups > 1
-        mean, invstd = torch.randn(c, device=device), torch.rand(c, device=device) + 0.5
-        w = torch.rand(c, device=device) + 0.5
-        count = torch.tensor(37.0, device=device)
-        for epoch in (1, 2, 3):
-            half, stale = sums_at + (epoch % 2) * 2 * c, sums_at + ((epoch + 1) % 2) * 2 * c
-            for r in range(world):
-                if r != rank:
-                    bufs[r][half:half + 2 * c] = torch.randn(2 * c, device=device) * 10
-                    bufs[r][stale:stale + 2 * c] = float("nan")
-            _peers_have_spoken(bufs, peers, rank, 1, epoch)
-            xe, dye, ye = (t[:0] for t in (x, dy, y)) if epoch == 3 else (x, dy, y)
-            dw, db = torch.empty(c, device=device), torch.empty(c, device=device)
-            dx, dz, total = bn._backward_peers(dye, xe, mean, invstd, w, count, ye if relu else None, relu, True, dw,
-                                               db, peers[rank])
-            assert torch.equal(bufs[rank][half:half + 2 * c], torch.cat((db, dw)))
-            want_total = torch.zeros(2 * c, device=device)
-            for r in range(world):
-                want_total = want_total + bufs[r][half:half + 2 * c]
-            assert torch.equal(total, want_total)
-            want_dx, want_dz = bn._backward_dx(dye, xe, mean, invstd, w, want_total, count, ye if relu else None,
-                                               relu, True)
-            assert torch.equal(dx, want_dx) and dx.shape == xe.shape
-            assert torch.equal(dz, want_dz) if relu else dz is dye
-            local = bn._backward_sums(dye, xe, mean, invstd, ye if relu else None, relu)
-            assert_close("local sums", torch.cat((db, dw)), to_np64(local), torch.float32)
-            assert _flags(peers[rank], 1)[2:] == (epoch, 0, 0, epoch)  # epoch complete, counters reset, released
-            assert all(_flags(peers[p], 1)[0][rank] == epoch for p in range(world) if p != rank)  # peers told
-            assert _flags(peers[rank], 0) == ([0] * world, [0] * world, 0, 0, 0, 0)  # the forward's untouched
-    finally:
-        config.batch_norm_plan.cache_clear()
+    c, world, rank = 6, 3, 1
+    bufs, peers = _peer_buffers(c, world, device)
+    sums_at = peers[0].sums_at
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    x = (torch.randn(3, c, 4, 5, device=device) * 2 + 1).contiguous(memory_format=fmt)
+    dy = torch.randn_like(x)
+    y = torch.randn_like(x)  # the forward's output, for the ReLU mask
+    xv = K.view(x)
+    assert K._plan(xv, 12, "fused", "bwd").groups > 1
+    mean, invstd = torch.randn(c, device=device), torch.rand(c, device=device) + 0.5
+    w = torch.rand(c, device=device) + 0.5
+    count = torch.tensor(37.0, device=device)
+    for epoch in (1, 2, 3):
+        half, stale = sums_at + (epoch % 2) * 2 * c, sums_at + ((epoch + 1) % 2) * 2 * c
+        for r in range(world):
+            if r != rank:
+                bufs[r][half:half + 2 * c] = torch.randn(2 * c, device=device) * 10
+                bufs[r][stale:stale + 2 * c] = float("nan")
+        _peers_have_spoken(bufs, peers, rank, 1, epoch)
+        xe, dye, ye = (t[:0] for t in (x, dy, y)) if epoch == 3 else (x, dy, y)
+        dw, db = torch.empty(c, device=device), torch.empty(c, device=device)
+        dx, dz, total = bn._backward_peers(dye, xe, mean, invstd, w, count, ye if relu else None, relu, True, dw,
+                                           db, peers[rank])
+        assert torch.equal(bufs[rank][half:half + 2 * c], torch.cat((db, dw)))
+        want_total = torch.zeros(2 * c, device=device)
+        for r in range(world):
+            want_total = want_total + bufs[r][half:half + 2 * c]
+        assert torch.equal(total, want_total)
+        want_dx, want_dz = bn._backward_dx(dye, xe, mean, invstd, w, want_total, count, ye if relu else None,
+                                           relu, True)
+        assert torch.equal(dx, want_dx) and dx.shape == xe.shape
+        assert torch.equal(dz, want_dz) if relu else dz is dye
+        local = bn._backward_sums(dye, xe, mean, invstd, ye if relu else None, relu)
+        assert_close("local sums", torch.cat((db, dw)), to_np64(local), torch.float32)
+        assert _flags(peers[rank], 1)[2:] == (epoch, 0, 0, epoch)  # epoch complete, counters reset, released
+        assert all(_flags(peers[p], 1)[0][rank] == epoch for p in range(world) if p != rank)  # peers told
+        assert _flags(peers[rank], 0) == ([0] * world, [0] * world, 0, 0, 0, 0)  # the forward's untouched
 
 
 def test_symmetric_exchange_is_set_up_once_per_group_object(monkeypatch):

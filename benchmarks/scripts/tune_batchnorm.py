@@ -164,9 +164,7 @@ def _apply_overrides(overrides):
     from fastnorm.kernels import config
 
     for k, v in (overrides or {}).items():
-        setattr(config, k, v)
-    config.batch_norm_plan.cache_clear()
-    config.batch_norm_resident_plan.cache_clear()
+        setattr(config, k, v)  # config drops its cached plans on every change
 
 
 def precompile(jobs):
