@@ -8,6 +8,8 @@ the CPU without the interpreter; that the kernels compute the right thing when r
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 
@@ -16,57 +18,15 @@ from fastnorm.kernels import batch_norm as KB
 from fastnorm.kernels import layer_norm as KL
 from fastnorm.ops import batch_norm as OB
 from fastnorm.ops import layer_norm as OL
-
-
-class _Runner:
-    global_scratch_size = profile_scratch_size = 0
-    launch_pdl = False
-
-    def __init__(self, name, log, cooperative):
-        self.name, self.log, self.launch_cooperative_grid = name, log, cooperative
-
-    def launch(self, *a):
-        self.log.append((self.name, a[0], a[3], a[13:]))  # kernel, grid, stream, arguments and constexprs
-
-
-class _Compiled:
-    packed_metadata = None
-
-    def __init__(self, name, log, cooperative):
-        self.function = name
-        self.run = _Runner(name, log, cooperative)
-
-
-class _Kernel:
-    """Stands in for a ``@triton.jit`` function: the first launch of a specialization 'compiles'."""
-
-    def __init__(self, fn, log):
-        self.arg_names, self.__name__, self.log = fn.arg_names, fn.__name__, log
-
-    def __getitem__(self, grid):
-        def first_launch(*args, launch_cooperative_grid=False, **meta):
-            return _Compiled(self.__name__, self.log, launch_cooperative_grid)
-        return first_launch
+from launch_stubs import stub_launches
 
 
 @pytest.fixture
 def launches(monkeypatch):
     """The C launches made, as (kernel, grid, stream, arguments); CPU tensors take the kernels' path."""
     log: list = []
-    for mod in (KB, KL):
-        for launcher in vars(mod).values():
-            if isinstance(launcher, _launch._Launcher):
-                monkeypatch.setattr(launcher, "fn", _Kernel(launcher.fn, log))
-                monkeypatch.setattr(launcher, "cache", {})
-    monkeypatch.setattr(_launch, "INTERPRETER", False)
-    monkeypatch.setattr(_replay, "_replays_on", lambda t: True)
-    for mod in (OB, OL):
-        monkeypatch.setattr(mod, "uses_triton", lambda t: True)
-        monkeypatch.setattr(mod, "_FORWARDS", _replay.Programs())
-        monkeypatch.setattr(mod, "_BACKWARDS", _replay.Programs())
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: -1, raising=False)  # a CPU tensor's get_device()
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 7, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_isCurrentStreamCapturing", lambda: False, raising=False)
+    counters = torch.zeros(1 << 14, dtype=torch.int32)
+    stub_launches(functools.partial(monkeypatch.setattr, raising=False), log, counters)
     monkeypatch.setattr(_Noted, "scratch", set())
 
     def noted(t, keep=False):
@@ -75,7 +35,6 @@ def launches(monkeypatch):
 
     for mod in (KB, KL):
         monkeypatch.setattr(mod, "scratch", noted)
-    counters = torch.zeros(1 << 14, dtype=torch.int32)
     monkeypatch.setattr(KB, "_zeroed_counters", lambda n, device: noted(counters, keep=True))
     monkeypatch.setattr(_Noted, "counters", counters.data_ptr())
     return log

@@ -20,67 +20,23 @@ import cProfile
 import io
 import pstats
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 
 import fastnorm
-from fastnorm.kernels import _launch, _replay, config
-from fastnorm.kernels import batch_norm as KB
-from fastnorm.kernels import layer_norm as KL
-from fastnorm.ops import batch_norm as OB
-from fastnorm.ops import layer_norm as OL
+from fastnorm.kernels import config
 
-
-class _StubRunner:
-    global_scratch_size = 0
-    profile_scratch_size = 0
-
-    def __init__(self, cooperative: bool):
-        self.launch_cooperative_grid = cooperative
-        self.launch_pdl = False
-
-    @staticmethod
-    def launch(*args):
-        return None
-
-
-class _StubCompiled:
-    function = 0
-    packed_metadata = None
-
-    def __init__(self, cooperative: bool):
-        self.run = _StubRunner(cooperative)
-
-
-class _StubKernel:
-    """Stands in for a ``JITFunction``: its signature names, and a launch that returns a compiled stand-in."""
-
-    def __init__(self, fn):
-        self.arg_names = fn.arg_names
-        self.__name__ = fn.__name__
-
-    def __getitem__(self, grid):
-        def first_launch(*args, launch_cooperative_grid=False, **meta):
-            return _StubCompiled(launch_cooperative_grid)
-        return first_launch
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+from launch_stubs import stub_launches  # noqa: E402  (the tests' stubbed launch path)
 
 
 def install_stubs() -> None:
     """Route CPU tensors through the Triton path with every launch stubbed (see the module docstring)."""
-    for mod in (KB, KL):
-        for launcher in vars(mod).values():
-            if isinstance(launcher, _launch._Launcher):
-                launcher.fn = _StubKernel(launcher.fn)
-    for mod in (OB, OL):
-        mod.uses_triton = lambda t: True
-    _replay._replays_on = lambda t: True
-    torch._C._cuda_getDevice = lambda: -1  # what ``get_device()`` says of a CPU tensor
-    torch._C._cuda_getCurrentRawStream = lambda index: 0
-    torch._C._cuda_isCurrentStreamCapturing = lambda: False
-    config.multiprocessor_count = lambda index: 132
-    counters = torch.zeros(1 << 16, dtype=torch.int32)
-    KB._zeroed_counters = lambda n, device: _replay.scratch(counters, keep=True)  # as on a CUDA stream
+    stub_launches(setattr, None, torch.zeros(1 << 16, dtype=torch.int32))
+    config.multiprocessor_count = lambda index: 132  # plans as on an H100/H200
 
 
 def per_call_us(fn, calls: int, rounds: int = 7) -> float:
