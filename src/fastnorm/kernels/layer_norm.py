@@ -271,18 +271,23 @@ def _norm_fwd_kernel(
 
 
 @triton.jit
+def _xhat(x, k, mean_r, rstd, IS_RMS: tl.constexpr):
+    """x̂ of a tile of rows: x·rstd (RMS) or (x - k)·rstd - mean·rstd (LN; ``k`` the row's shift, ``mean_r`` =
+    mean·rstd as [rows, 1])."""
+    if IS_RMS:
+        return x * rstd[:, None]
+    return (x - k[:, None]) * rstd[:, None] - mean_r
+
+
+@triton.jit
 def _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd, weight_offset, N,
                IS_RMS: tl.constexpr, HAS_W: tl.constexpr, ACC: tl.constexpr):
-    """One chunk ``ccols`` of long rows in the backward -> (column mask, tile mask, dy, x̂, g = dy·(w + offset)).
-    x̂ = x·rstd (RMS) or (x - k)·rstd - mean·rstd (LN; ``k`` the row's shift, ``mean_r`` = mean·rstd)."""
+    """One chunk ``ccols`` of long rows in the backward -> (column mask, tile mask, dy, x̂, g = dy·(w + offset))."""
     col_mask = ccols < N
     mask = row_mask[:, None] & col_mask
     x = tl.load(X + rx[:, None] + ccols, mask=mask, other=0.0).to(ACC)
     dy = tl.load(DY + rdy[:, None] + ccols, mask=mask, other=0.0).to(ACC)
-    if IS_RMS:
-        xhat = x * rstd[:, None]
-    else:
-        xhat = (x - k[:, None]) * rstd[:, None] - mean_r
+    xhat = _xhat(x, k, mean_r, rstd, IS_RMS)
     if HAS_W:  # tile-shaped (row-broadcast) addresses: the tile's layout, cached re-reads
         g = dy * (tl.load(W + ccols + zrow, mask=mask, other=0.0).to(ACC) + weight_offset)
     else:
@@ -303,10 +308,7 @@ def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, 
     mask = row_mask[:, None] & col_mask
     x = tl.load(X + rows64[:, None] * stride_x + cols, mask=mask, other=0.0).to(ACC)
     dy = tl.load(DY + rows64[:, None] * stride_dy + cols, mask=mask, other=0.0).to(ACC)
-    if IS_RMS:
-        xhat = x * rstd[:, None]
-    else:
-        xhat = (x - k[:, None]) * rstd[:, None] - mean_r
+    xhat = _xhat(x, k, mean_r, rstd, IS_RMS)
     g = dy
     if HAS_W:
         if W_IN_LOOP:
