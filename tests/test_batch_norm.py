@@ -14,7 +14,7 @@ import fastnorm
 from fastnorm import reference as ref
 from fastnorm.kernels import batch_norm as K
 from fastnorm.kernels import config
-from helpers import assert_close, poisoned_like, to_np64
+from helpers import assert_close, poisoned_like, to_np64, watch_replays
 
 # (shape, channels_last): 1d/2d/3d, C = 1, 3, 65, 129, spatial 1x1, batch 1 with spatial > 1, uneven sizes.
 SHAPES = [
@@ -659,28 +659,13 @@ def test_forward_ad_is_refused_not_dropped(device):
 # ------------------------------------------------------------------------------------------ replayed launches
 
 
-def _poisoned_empty_strided(monkeypatch):
-    """Replayed calls allocate their outputs with ``torch.empty_strided``: NaN-filled here, so that an output a
-    replayed launch did not write shows."""
-    real = torch.empty_strided
-
-    def empty_strided(*a, **k):
-        return real(*a, **k).fill_(float("nan"))
-    monkeypatch.setattr(torch, "empty_strided", empty_strided)
-
-
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="replays serve eager CUDA launches only")
 @pytest.mark.parametrize("cl", [False, True])
 @pytest.mark.parametrize("training", [True, False])
 def test_replayed_calls_match_the_reference(monkeypatch, cl, training, train_path):
     """One signature called again on fresh data: from the third call on, its forward and backward launches are
     replayed (``kernels._replay``), and every call matches the reference."""
-    from fastnorm.kernels import _replay
-
-    _poisoned_empty_strided(monkeypatch)
-    replays = []
-    run = _replay.Program.run
-    monkeypatch.setattr(_replay.Program, "run", lambda self, *a: replays.append(1) or run(self, *a))
+    replays = watch_replays(monkeypatch)
     for seed in (2, 3, 4, 5):
         x, w, b, rm, rv = _make((4, 6, 5, 7), cl, torch.bfloat16, "cuda", seed=seed)
         _check_bn(x, w, b, rm, rv, training=training, activation="relu", seed=seed + 10, dy_like_x=True)

@@ -19,7 +19,7 @@ import fastnorm.ops.layer_norm as ops
 from fastnorm import reference as R
 from fastnorm.kernels import config as C
 from fastnorm.kernels import layer_norm as K
-from helpers import assert_close, to_np64
+from helpers import assert_close, to_np64, watch_replays
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 BASE_NS = [1, 2, 3, 7, 31, 64, 65, 127, 128, 129, 255, 1000, 1023, 1025]
@@ -737,13 +737,7 @@ def test_tuned_key_buckets(monkeypatch):
 def test_replayed_calls_match_the_reference(monkeypatch, is_rms, residual):
     """One signature called again on fresh data (a 3-D x, read as rows through a view): from the third call on,
     the forward and backward launches are replayed (``kernels._replay``), and every call matches the reference."""
-    from fastnorm.kernels import _replay
-
-    real = torch.empty_strided  # what replays allocate their outputs with: NaN-filled, so unwritten ones show
-    monkeypatch.setattr(torch, "empty_strided", lambda *a, **k: real(*a, **k).fill_(float("nan")))
-    replays = []
-    run = _replay.Program.run
-    monkeypatch.setattr(_replay.Program, "run", lambda self, *a: replays.append(1) or run(self, *a))
+    replays = watch_replays(monkeypatch)
     n = 1000
     for seed in (2, 3, 4, 5):
         x = _rand((2, 3, n), torch.bfloat16, "cuda", seed)
