@@ -223,6 +223,95 @@ def test_weight_in_loop_backward_small(device, is_rms, m, n, cfg, affine):
         assert_close("dbias", db, rdb, torch.float32, param_grad=True)
 
 
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
+    (7, 100, C.NormConfig(1, 32, False, 4, programs=8, split=True)),  # 4 pieces (last 4 columns), 2 slots
+    (5, 33, C.NormConfig(1, 16, False, 2, programs=4, split=True)),  # 3 pieces, the last one column; 1 slot
+    (9, 64, C.NormConfig(1, 32, False, 2, programs=5, split=True)),  # 2 full pieces, 2 slots of 5 and 4 rows
+    (2, 129, C.NormConfig(1, 64, False, 4, programs=12, split=True)),  # fewer rows than slots could take
+])
+def test_split_rows_small(device, is_rms, m, n, cfg):
+    """Rows split across programs (partials exchanged per row, several rounds per slot) on small rows, by
+    overriding the config: fused residual, constant row, against the reference."""
+    _check_config(device, is_rms, m, n, cfg)
+
+
+def test_split_config_checks_and_choice(device):
+    """A given split config must cut rows into 2 to ``programs`` pieces (n > 2); the heuristic splits rows from
+    NORM_SPLIT_MIN on unless asked not to (traced launches, a refusing device) or the pieces cannot all be resident."""
+    x = _rand((2, 100), torch.float32, device, 1)
+    for bad in (C.NormConfig(1, 128, False, 4, programs=8, split=True),  # one piece
+                C.NormConfig(1, 8, False, 4, programs=8, split=True)):  # 13 pieces, 8 programs
+        with pytest.raises(ValueError, match="splits rows"):
+            K.norm_fwd(x, None, None, None, 1e-5, 0.0, False, None, True, config=bad)
+    first = C.NORM_SPLIT_MIN["fwd"][4]
+    assert not C.norm_fwd_config(first - 1, 4).split
+    assert C.norm_fwd_config(first, 4).split and not C.norm_fwd_config(first, 4, None, False, False).split
+    assert C.norm_bwd_config(C.NORM_SPLIT_MIN["bwd"][8], 8, None).split
+    piece = C.NORM_SPLIT_PIECE["fwd"][4]
+    too_many = piece[0] * piece[2] * C.multiprocessor_count(None) + 1  # one piece more than can be resident
+    assert not C.norm_fwd_config(too_many, 4).split
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_split_refused_falls_back(monkeypatch, device, is_rms):
+    """A device that cannot hold the split grid at once (CUDA refuses the cooperative launch before anything runs)
+    gets the unsplit kernels, then and from then on; other launch errors propagate."""
+    refused = []
+
+    def refuse(*args, **kwargs):
+        refused.append(1)
+        raise RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch")
+
+    monkeypatch.setattr(K, "_fwd_split", refuse)
+    monkeypatch.setattr(K, "_bwd_split", refuse)
+    monkeypatch.setattr(K, "_SPLIT_REFUSED", set())
+    cfg = C.NormConfig(1, 32, False, 4, programs=8, split=True)
+    for seed in (1, 2):
+        x = _rand((3, 100), torch.float32, device, seed)
+        w = _rand((100,), torch.float32, device, seed + 1)
+        dy = _rand((3, 100), torch.float32, device, seed + 2)
+        y, _, mean, rstd = K.norm_fwd(x, w, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+        dx, _, dw, _ = K.norm_bwd(dy, x, w, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms, config=cfg)
+        ry, rdx, rdw, _ = _reference(is_rms, x, w, None, 1e-5, dy)
+        assert_close("y", y, ry, torch.float32)
+        assert_close("dx", dx, rdx, torch.float32)
+        assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+    assert refused == [1] and K._SPLIT_REFUSED == {x.device}
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("an unrelated launch failure")
+
+    monkeypatch.setattr(K, "_fwd_split", fail)
+    monkeypatch.setattr(K, "_SPLIT_REFUSED", set())
+    with pytest.raises(RuntimeError, match="unrelated"):
+        K.norm_fwd(x, w, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_split_rows_gpu_counters_left_zeroed(monkeypatch, is_rms):
+    """Split rows at full size with the launch heuristic: many rounds per slot, launch after launch on fresh data
+    sharing the stream's counters (a launch reading another's partials, or a round reading the wrong buffer, would
+    show), bf16 and fp32, the first shape's later calls replayed; the counters back at 0 after."""
+    from fastnorm.kernels._exchange import SYNC_BUFFERS
+
+    replays = watch_replays(monkeypatch)
+    cases = [(3001, 32768, torch.bfloat16)] * 3 + [(1000, 65536, torch.bfloat16), (777, 20000, torch.float32),
+                                                  (5, 262144, torch.bfloat16)]
+    for seed, (m, n, dtype) in enumerate(cases):
+        assert C.norm_fwd_config(n, dtype.itemsize, 0, is_rms).split
+        assert C.norm_bwd_config(n, dtype.itemsize, 0, is_rms).split
+        x = _rand((m, n), dtype, "cuda", seed, offset=0.5)
+        w = _rand((n,), dtype, "cuda", seed + 1, offset=1.0)
+        b = None if is_rms else _rand((n,), dtype, "cuda", seed + 2)
+        dy = _rand((m, n), dtype, "cuda", seed + 3)
+        _check_all(is_rms, x, n, w, b, 1e-5, dy)
+    torch.cuda.synchronize()
+    assert not K._SPLIT_REFUSED and len(replays) >= 2
+    assert all(not buf.any() for buf in SYNC_BUFFERS.values())
+
+
 def test_multi_dim_normalized_shape(device):
     x = _rand((2, 3, 4, 5), torch.float32, device, 1)
     w = _rand((4, 5), torch.float32, device, 2)
