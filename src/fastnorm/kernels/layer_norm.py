@@ -60,20 +60,9 @@ from .config import (
 def _load_sum(X, RES, RES_OUT, offs_x, offs_r, offs_ro, mask, HAS_RES: tl.constexpr,
               STORE_RES_OUT: tl.constexpr, ACC: tl.constexpr):
     """The normalized input ``s``: ``x``, or ``x + r`` rounded to residual_out's dtype (then stored)."""
-    r = 0.0
+    x = tl.load(X + offs_x, mask=mask, other=0.0).to(ACC)
     if HAS_RES:
-        r = tl.load(RES + offs_r, mask=mask, other=0.0)
-    return _add_residual(tl.load(X + offs_x, mask=mask, other=0.0), r, RES_OUT, offs_ro, mask, HAS_RES,
-                         STORE_RES_OUT, ACC)
-
-
-@triton.jit
-def _add_residual(x, r, RES_OUT, offs_ro, mask, HAS_RES: tl.constexpr, STORE_RES_OUT: tl.constexpr,
-                  ACC: tl.constexpr):
-    """``s`` from the loaded x (and r): ``x``, or ``x + r`` rounded to residual_out's dtype (then stored)."""
-    x = x.to(ACC)
-    if HAS_RES:
-        s = (x + r.to(ACC)).to(RES_OUT.dtype.element_ty)
+        s = (x + tl.load(RES + offs_r, mask=mask, other=0.0).to(ACC)).to(RES_OUT.dtype.element_ty)
         if STORE_RES_OUT:
             tl.store(RES_OUT + offs_ro, s, mask=mask)
         x = s.to(ACC)
@@ -601,9 +590,13 @@ def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL: tl.constexpr):
 
 
 @triton.jit
-def _split_fwd_stats(s, mask, k, cnt, IS_RMS: tl.constexpr, EVEN_N: tl.constexpr):
-    """One piece ``s`` ([1, width]) of a row -> (d, a, q): LN d = s - k, a = its mean over the piece's ``cnt``
+def _split_fwd_piece(X, RES, RES_OUT, rows64, cols, mask, k, cnt, stride_x, stride_res, stride_ro,
+                     IS_RMS: tl.constexpr, HAS_RES: tl.constexpr, STORE_RES_OUT: tl.constexpr, EVEN_N: tl.constexpr,
+                     ACC: tl.constexpr):
+    """Columns ``cols`` ([1, width]) of one row -> (d, a, q): LN d = s - k, a = its mean over the piece's ``cnt``
     columns, q = Σ(d - a)² (exact two-pass partial); RMS d = s, q = Σs² (a unused)."""
+    s = _load_sum(X, RES, RES_OUT, rows64[:, None] * stride_x + cols, rows64[:, None] * stride_res + cols,
+                  rows64[:, None] * stride_ro + cols, mask, HAS_RES, STORE_RES_OUT, ACC)
     if IS_RMS:
         d = s
         q = tl.sum(rounded_prod(s, s), axis=1)
@@ -618,24 +611,6 @@ def _split_fwd_stats(s, mask, k, cnt, IS_RMS: tl.constexpr, EVEN_N: tl.constexpr
             dc = tl.where(mask, dc, 0.0)
         q = tl.sum(rounded_prod(dc, dc), axis=1)
     return d, a, q
-
-
-@triton.jit
-def _split_fwd_load(X, RES, row, M, cols, mask, stride_x, stride_res, HAS_RES: tl.constexpr):
-    """Row ``row``'s piece as loaded (x, r) and x[row, 0] (nothing past row M - 1): the next row's, issued before
-    this row's partials are collected."""
-    rows64 = (row + tl.arange(0, 1)).to(tl.int64)
-    live = rows64 < M
-    m = mask & live[:, None]
-    x = tl.load(X + rows64[:, None] * stride_x + cols, mask=m, other=0.0)
-    r = x
-    if HAS_RES:
-        r = tl.load(RES + rows64[:, None] * stride_res + cols, mask=m, other=0.0)
-    x0 = tl.load(X + rows64 * stride_x, mask=live, other=0.0)
-    r0 = x0
-    if HAS_RES:
-        r0 = tl.load(RES + rows64 * stride_res, mask=live, other=0.0)
-    return x, r, x0, r0
 
 
 @triton.jit
@@ -673,29 +648,26 @@ def _norm_fwd_split_kernel(
             w = tl.load(W + cols, mask=mask, other=0.0).to(ACC) + weight_offset
         if HAS_B:
             b = tl.load(B + cols, mask=mask, other=0.0).to(ACC)
-    nx, nr, nx0, nr0 = _split_fwd_load(X, RES, slot, M, cols, mask, stride_x, stride_res, HAS_RES)
     for row in range(slot, M, SLOTS):
         t = (row - slot) // SLOTS
         tag = base + t + 1
         rows64 = (row + one).to(tl.int64)
         buf = TAGS + 1 + ((t % 2) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
-        s = _add_residual(nx, nr, RES_OUT, rows64[:, None] * stride_ro + cols, mask, HAS_RES, HAS_RES, ACC)
-        # LN's shift: the row's first element (of s = x + r when fused), as _fwd_tile takes it
-        k = _add_residual(nx0, nr0, RES_OUT, rows64, one == 0, HAS_RES, False, ACC)
-        d, a, q = _split_fwd_stats(s, mask, k, cnt, IS_RMS, EVEN_N)
+        k = tl.zeros([1], dtype=ACC)
+        if not IS_RMS:  # the row's shift: its first element (of s = x + r when fused), as _fwd_tile takes it
+            k = _load_sum(X, RES, RES_OUT, rows64 * stride_x, rows64 * stride_res, rows64 * stride_ro, one == 0,
+                          HAS_RES, False, ACC)
+        d, a, q = _split_fwd_piece(X, RES, RES_OUT, rows64, cols, mask, k, cnt, stride_x, stride_res, stride_ro,
+                                   IS_RMS, HAS_RES, HAS_RES, EVEN_N, ACC)
         if SERIAL:
             for jj in range(0, SPLIT):
                 cj = jj * BLOCK_N + ar
-                mj = cj < N
-                sj = _load_sum(X, RES, RES_OUT, rows64[:, None] * stride_x + cj, rows64[:, None] * stride_res + cj,
-                               rows64[:, None] * stride_ro + cj, mj, HAS_RES, False, ACC)
-                _, aj, qj = _split_fwd_stats(sj, mj, k, tl.minimum(N - jj * BLOCK_N, BLOCK_N).to(ACC), IS_RMS,
-                                             EVEN_N)
+                _, aj, qj = _split_fwd_piece(X, RES, RES_OUT, rows64, cj, cj < N, k,
+                                             tl.minimum(N - jj * BLOCK_N, BLOCK_N).to(ACC), stride_x, stride_res,
+                                             stride_ro, IS_RMS, HAS_RES, False, EVEN_N, ACC)
                 _publish(buf, jj, aj, qj, tag, SPLIT_P2)
         else:
             _publish(buf, j, a, q, tag, SPLIT_P2)
-        # The next row's piece is in flight while this row's partials are collected.
-        nx, nr, nx0, nr0 = _split_fwd_load(X, RES, row + SLOTS, M, cols, mask, stride_x, stride_res, HAS_RES)
         means, qs = _collect(buf, tag, SPLIT, SERIAL, SPLIT_P2)
         if IS_RMS:
             var = tl.sum(qs) / N
@@ -705,23 +677,18 @@ def _norm_fwd_split_kernel(
             dev = means - mean
             var = (tl.sum(qs) + tl.sum(rounded_prod(cnt_p * dev, dev))) / N
             d = d - mean
-        y = d * _rsqrt(var + eps, False)
-        if HAS_W:
-            if W_IN_LOOP:
-                y = y * (tl.load(W + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC) + weight_offset)
-            else:
-                y = y * w
-        if HAS_B:
-            if W_IN_LOOP:
-                y = y + tl.load(B + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC)
-            else:
-                y = y + b
-        tl.store(Y + rows64[:, None] * stride_y + cols, y, mask=mask)
+        rstd = _rsqrt(var + eps, False)
+        if W_IN_LOOP:
+            if HAS_W:
+                w = tl.load(W + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC) + weight_offset
+            if HAS_B:
+                b = tl.load(B + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC)
+        tl.store(Y + rows64[:, None] * stride_y + cols, d * rstd * w + b, mask=mask)
         if STORE_STATS:
             first = (one + j) == 0
             if not IS_RMS:
                 tl.store(MEAN + row + one, mean + tl.zeros([1], dtype=ACC), mask=first)
-            tl.store(RSTD + row + one, _rsqrt(var + eps, False) + tl.zeros([1], dtype=ACC), mask=first)
+            tl.store(RSTD + row + one, rstd + tl.zeros([1], dtype=ACC), mask=first)
     _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL)
 
 
