@@ -100,8 +100,8 @@ def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
 
 def split_variants(kind: str, n: int, sms: int, is_rms: bool = False) -> list[C.NormConfig]:
     """Rows split across programs (``NormConfig.split``): pieces of 2048 to 16384 columns, 8 to 64 elements per
-    thread (backward: to 32), 1, 2 or 4 programs per SM within 32 warps per SM, the weight held or re-read per row;
-    and, for the A/B, the config the rows take without splitting."""
+    thread (backward: to 32), 1, 2 or 4 programs per SM within 32 warps per SM; and, for the A/B, the config the
+    rows take without splitting."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
     unsplit = (C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config)(n, 2, dev, is_rms, False)
     out = [unsplit]
@@ -112,8 +112,7 @@ def split_variants(kind: str, n: int, sms: int, is_rms: bool = False) -> list[C.
                 continue
             for per_sm in (1, 2, 4):
                 if w * per_sm <= 32 and 2 <= -(-n // piece) <= sms * per_sm:
-                    for w_in_loop in (False, True):
-                        out.append(C.NormConfig(1, piece, False, w, 1, sms * per_sm, w_in_loop, split=True))
+                    out.append(C.NormConfig(1, piece, False, w, 1, sms * per_sm, split=True))
     return out
 
 

@@ -48,24 +48,22 @@ def gather(count_ptr, expected):
     return seen
 
 
-#: Zeroed buffers per (device, stream, dtype, pool) for the eager launches (see ``zeroed_counters``).
+#: Zeroed int32 counters per (device, stream) for the eager launches (see ``zeroed_counters``).
 SYNC_BUFFERS: dict[tuple, torch.Tensor] = {}
 
 
-def zeroed_counters(n: int, device: torch.device, dtype: torch.dtype = torch.int32,
-                    pool: str = "counters") -> torch.Tensor:
-    """At least ``n`` zeroed words (int32 counters) for a launch that leaves them as its pool's launches expect
-    them: counters at 0 again; another ``pool`` keeps its own buffer and rule (the split norm rows' tag words).
+def zeroed_counters(n: int, device: torch.device) -> torch.Tensor:
+    """At least ``n`` zeroed int32 counters for a launch that leaves them at 0 again.
 
-    Launches on one stream run one after another, so eager launches on a CUDA stream share one buffer per pool
-    (a new zeroed one when a launch needs more): no allocation and no zero-fill launch per call. Under CUDA-graph
-    capture (the graph may be replayed on another stream) and on the CPU (the interpreter) each launch gets a fresh
-    zeroed buffer."""
+    Launches on one stream run one after another, so eager launches on a CUDA stream share one buffer (grown
+    when a launch needs more): no allocation and no zero-fill launch per call. Under CUDA-graph capture (the
+    graph may be replayed on another stream) and on the CPU (the interpreter) each launch gets a fresh zeroed
+    buffer."""
     if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
-        return torch.zeros(n, dtype=dtype, device=device)
+        return torch.zeros(n, dtype=torch.int32, device=device)
     index = device.index if device.index is not None else torch.cuda.current_device()
-    key = (index, torch._C._cuda_getCurrentRawStream(index), dtype, pool)
+    key = (index, torch._C._cuda_getCurrentRawStream(index))
     buf = SYNC_BUFFERS.get(key)
     if buf is None or buf.numel() < n:
-        buf = SYNC_BUFFERS[key] = torch.zeros(max(n, 4096), dtype=dtype, device=device)
+        buf = SYNC_BUFFERS[key] = torch.zeros(max(n, 4096), dtype=torch.int32, device=device)
     return scratch(buf, keep=True)

@@ -145,26 +145,26 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
-#: Rows split across programs (``NormConfig.split``; fp32 accumulation only) from this many elements on, by
-#: direction, and the untuned piece: (block_n, num_warps, programs per SM, w_in_loop). NORM_SPLIT_TUNED overrides the
-#: piece for 16-bit inputs by (direction, is_rms, ``norm_tuned_key(N)``).
-NORM_SPLIT_MIN = {"fwd": 16385, "bwd": 16385}
-NORM_SPLIT_PIECE = {"fwd": (4096, 4, 4, True), "bwd": (4096, 4, 2, False)}
-NORM_SPLIT_TUNED: dict[tuple[str, bool, int], tuple[int, int, int, bool]] = {}
+#: Rows split across programs (``NormConfig.split``) from this many elements on, by direction and accumulator
+#: width, and the untuned piece: (block_n, num_warps, programs per SM). NORM_SPLIT_TUNED overrides the piece for
+#: 16-bit inputs by (direction, is_rms, ``norm_tuned_key(N)``).
+NORM_SPLIT_MIN = {"fwd": {4: 16385, 8: 8193}, "bwd": {4: 16385, 8: 8193}}
+NORM_SPLIT_PIECE = {"fwd": {4: (8192, 8, 2), 8: (4096, 8, 2)}, "bwd": {4: (4096, 8, 2), 8: (2048, 8, 2)}}
+NORM_SPLIT_TUNED: dict[tuple[str, bool, int], tuple[int, int, int]] = {}
 
 
 def _split(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
-    """The split-row config for rows of ``n``, or None (float64, rows too short, or more pieces than can be
-    resident)."""
-    if elem_size == 8 or n < NORM_SPLIT_MIN[kind]:
+    """The split-row config for rows of ``n``, or None (rows too short, or more pieces than can be resident)."""
+    acc = 8 if elem_size == 8 else 4
+    if n < NORM_SPLIT_MIN[kind][acc]:
         return None
     piece = (NORM_SPLIT_TUNED.get((kind, is_rms, norm_tuned_key(n))) if elem_size == 2 else None) \
-        or NORM_SPLIT_PIECE[kind]
-    block_n, warps, per_sm, w_in_loop = piece
+        or NORM_SPLIT_PIECE[kind][acc]
+    block_n, warps, per_sm = piece
     programs = per_sm * multiprocessor_count(device)
     if not 2 <= -(-n // block_n) <= programs:
         return None
-    return NormConfig(1, block_n, False, warps, 1, programs, w_in_loop, split=True)
+    return NormConfig(1, block_n, False, warps, 1, programs, split=True)
 
 
 def norm_tuned_key(n: int) -> int:
@@ -263,7 +263,7 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
     edges = {NORM_FWD_FUSED_MAX[acc] + 1, NORM_BWD_FUSED_MAX[acc] + 1,
              NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1,
              NORM_PARTIAL_SUM_MIN_COLS * NORM_PARTIAL_SUM_BLOCKS + 1,  # the partial sum's blocks pass 16 columns
-             NORM_SPLIT_MIN["fwd"], NORM_SPLIT_MIN["bwd"]}  # the first split rows
+             NORM_SPLIT_MIN["fwd"][acc], NORM_SPLIT_MIN["bwd"][acc]}  # the first split rows
     if elem_size == 2:  # where the measured table switches to chunked rows, and from a 3P/4 entry to P's
         for kind in ("fwd", "bwd"):
             for is_rms in (False, True):

@@ -40,7 +40,7 @@ import triton.language as tl
 from torch._subclasses.fake_tensor import is_fake
 
 from .._runtime import INTERPRETER
-from ._exchange import arrive, zeroed_counters
+from ._exchange import arrive, gather, zeroed_counters
 from ._launch import _Launcher
 from ._reduce import rounded_prod
 from ._replay import scratch
@@ -523,70 +523,13 @@ def _sum_partials_kernel(
 # ----------------------------------------------------------------------------- split rows
 # A row too long for one program's registers is split into SPLIT = cdiv(N, BLOCK_N) pieces held by SPLIT programs:
 # program p holds piece j = p % SPLIT of the rows of slot p // SPLIT (rows slot, slot + SLOTS, ...), so its
-# weight piece (and, backward, its dw/db accumulators) can stay in registers across its rows. Per row, each program
-# publishes its piece's partial and waits until all SPLIT partials of the row are there, then merges them in piece
-# order (every program of the row gets bitwise the same result) and writes its piece from registers: x (and dy)
-# read once. The grid is launched cooperatively (all programs resident at once).
-#
-# The exchange costs one store and one poll per row, no atomics: a partial is published as 64-bit words
-# (tag << 32 | fp32 bits), which are written and read whole, so a reader that sees a word's tag sees its value. The
-# tag of round t (a slot's t-th row) is base + t + 1, where ``base`` is the epoch that the launch reads at TAGS[0]
-# and its last program advances past every tag it wrote (starting again from 0, after zeroing the buffer, before it
-# nears 2^30): words left by earlier launches carry older tags. Partials alternate between two buffers by round: a
-# program can run at most one round ahead of the others of its slot. SERIAL (the interpreter runs programs one
-# after another, so no program may wait for a later one): each program forms every piece's partial itself and
-# nothing waits.
-
-#: The epoch at which a launch's last program zeroes the tag buffer and starts again from 0.
-_EPOCH_LIMIT = tl.constexpr(1 << 30)
-
-
-@triton.jit
-def _tagged(v, tag):
-    """fp32 ``v`` and int64 ``tag`` packed as one 64-bit word: tag << 32 | the bits of v."""
-    return (tag << 32) | (v.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF)
-
-
-@triton.jit
-def _publish(buf, j, a, q, tag, SPLIT_P2: tl.constexpr):
-    """Publish piece j's partial (a, q) ([1] each) for round ``tag`` in ``buf`` (a words, then q words)."""
-    one = tl.arange(0, 1)
-    tl.store(buf + j + one, _tagged(a, tag))
-    tl.store(buf + SPLIT_P2 + j + one, _tagged(q, tag))
-
-
-@triton.jit
-def _collect(buf, tag, SPLIT, SERIAL: tl.constexpr, SPLIT_P2: tl.constexpr):
-    """The SPLIT partials (a, q) of ``buf`` as [SPLIT_P2] fp32 vectors (0 past SPLIT), once all carry ``tag``
-    (polled with volatile loads; SERIAL: already there)."""
-    pieces = tl.arange(0, SPLIT_P2)
-    pmask = pieces < SPLIT
-    wa = tl.load(buf + pieces, mask=pmask, other=0, volatile=True)
-    wq = tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0, volatile=True)
-    if not SERIAL:
-        ready = tl.min((((wa >> 32) == tag) & ((wq >> 32) == tag) | ~pmask).to(tl.int32))
-        while ready == 0:
-            wa = tl.load(buf + pieces, mask=pmask, other=0, volatile=True)
-            wq = tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0, volatile=True)
-            ready = tl.min((((wa >> 32) == tag) & ((wq >> 32) == tag) | ~pmask).to(tl.int32))
-    a = tl.where(pmask, wa.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
-    q = tl.where(pmask, wq.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
-    return a, q
-
-
-@triton.jit
-def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL: tl.constexpr):
-    """After a program's last row: the launch's last program moves the epoch past every tag the launch wrote
-    (zeroing the buffer and starting from 0 before it nears 2^30); SYNC is left at 0."""
-    if not SERIAL:
-        if arrive(SYNC, tl.num_programs(0)):
-            nxt = base + tl.cdiv(M, SLOTS) + 1
-            if nxt >= _EPOCH_LIMIT:
-                for w0 in range(1, TAG_WORDS, 1024):
-                    w = w0 + tl.arange(0, 1024)
-                    tl.store(TAGS + w, tl.zeros([1024], dtype=tl.int64), mask=w < TAG_WORDS)
-                nxt = nxt * 0
-            tl.store(TAGS, nxt)
+# weight piece (and, backward, its dw/db accumulators) stay in registers across its rows. Per row, each program
+# stores its piece's partial, counts itself in at the slot's counter and waits until all SPLIT have
+# (``_exchange.gather``), then merges the SPLIT partials in piece order (every program of the row gets bitwise
+# the same result) and writes its piece from registers: x (and dy) read once. Partials alternate between two
+# buffers by round: a program can run at most one round ahead of the others of its slot. The grid is launched
+# cooperatively (all programs resident at once). SERIAL (the interpreter runs programs one after another, so no
+# program may wait for a later one): each program forms every piece's partial itself and nothing waits.
 
 
 @triton.jit
@@ -615,19 +558,18 @@ def _split_fwd_piece(X, RES, RES_OUT, rows64, cols, mask, k, cnt, stride_x, stri
 
 @triton.jit
 def _norm_fwd_split_kernel(
-    X, RES, W, B, Y, RES_OUT, MEAN, RSTD, TAGS, SYNC,
-    M, N, SPLIT, SLOTS, TAG_WORDS,
+    X, RES, W, B, Y, RES_OUT, MEAN, RSTD, PART, SYNC,
+    M, N, SPLIT, SLOTS,
     stride_x, stride_res, stride_y, stride_ro,
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
-    STORE_STATS: tl.constexpr, EVEN_N: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
+    STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, EVEN_N: tl.constexpr, SERIAL: tl.constexpr,
     BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
 ):
-    """Forward of split rows (fp32 accumulation). Partials per round (LN: the piece's mean a and M2 q of s - k;
-    RMS: q = Σs²) merged with Chan's formula in sum form: μ = Σ cnt_j·a_j / N, M2 = Σ q_j + Σ cnt_j·(a_j - μ)².
-    TAGS: int64 [TAG_WORDS], the epoch then the [2, SLOTS, 2, SPLIT_P2] partial words; SYNC: one zeroed int32
-    counter (left at 0). W_IN_LOOP: weight and bias re-read per row (from L1/L2) instead of held in registers."""
-    ACC: tl.constexpr = tl.float32
+    """Forward of split rows. Partials PART[2, SLOTS, 2, SPLIT_P2] (LN: piece mean and M2 of s - k; RMS: Σs²),
+    merged with Chan's formula in sum form: μ = Σ cnt_j·a_j / N, M2 = Σ q_j + Σ cnt_j·(a_j - μ)². SYNC: 2·SLOTS
+    zeroed int32 counters (arrivals per slot, then programs done), left at 0."""
+    ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
     pid = tl.program_id(0)
@@ -639,20 +581,18 @@ def _norm_fwd_split_kernel(
     mask = cols < N
     cnt = tl.minimum(N - j * BLOCK_N, BLOCK_N).to(ACC)
     pieces = tl.arange(0, SPLIT_P2)
-    cnt_p = tl.where(pieces < SPLIT, tl.minimum(N - pieces * BLOCK_N, BLOCK_N), 0).to(ACC)
-    base = tl.load(TAGS)
+    pmask = pieces < SPLIT
+    cnt_p = tl.where(pmask, tl.minimum(N - pieces * BLOCK_N, BLOCK_N), 0).to(ACC)
     w = 1.0
     b = 0.0
-    if not W_IN_LOOP:
-        if HAS_W:
-            w = tl.load(W + cols, mask=mask, other=0.0).to(ACC) + weight_offset
-        if HAS_B:
-            b = tl.load(B + cols, mask=mask, other=0.0).to(ACC)
+    if HAS_W:
+        w = tl.load(W + cols, mask=mask, other=0.0).to(ACC) + weight_offset
+    if HAS_B:
+        b = tl.load(B + cols, mask=mask, other=0.0).to(ACC)
     for row in range(slot, M, SLOTS):
         t = (row - slot) // SLOTS
-        tag = base + t + 1
         rows64 = (row + one).to(tl.int64)
-        buf = TAGS + 1 + ((t % 2) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
+        buf = PART + ((t % 2) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
         k = tl.zeros([1], dtype=ACC)
         if not IS_RMS:  # the row's shift: its first element (of s = x + r when fused), as _fwd_tile takes it
             k = _load_sum(X, RES, RES_OUT, rows64 * stride_x, rows64 * stride_res, rows64 * stride_ro, one == 0,
@@ -665,31 +605,32 @@ def _norm_fwd_split_kernel(
                 _, aj, qj = _split_fwd_piece(X, RES, RES_OUT, rows64, cj, cj < N, k,
                                              tl.minimum(N - jj * BLOCK_N, BLOCK_N).to(ACC), stride_x, stride_res,
                                              stride_ro, IS_RMS, HAS_RES, False, EVEN_N, ACC)
-                _publish(buf, jj, aj, qj, tag, SPLIT_P2)
+                tl.store(buf + jj + one, aj)
+                tl.store(buf + SPLIT_P2 + jj + one, qj)
         else:
-            _publish(buf, j, a, q, tag, SPLIT_P2)
-        means, qs = _collect(buf, tag, SPLIT, SERIAL, SPLIT_P2)
+            tl.store(buf + j + one, a)
+            tl.store(buf + SPLIT_P2 + j + one, q)
+            gather(SYNC + slot, (t + 1) * SPLIT)
+        qs = tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0.0, cache_modifier=".cg")
         if IS_RMS:
             var = tl.sum(qs) / N
             mean = var
         else:
+            means = tl.load(buf + pieces, mask=pmask, other=0.0, cache_modifier=".cg")
             mean = tl.sum(rounded_prod(cnt_p, means)) / N
             dev = means - mean
             var = (tl.sum(qs) + tl.sum(rounded_prod(cnt_p * dev, dev))) / N
             d = d - mean
-        rstd = _rsqrt(var + eps, False)
-        if W_IN_LOOP:
-            if HAS_W:
-                w = tl.load(W + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC) + weight_offset
-            if HAS_B:
-                b = tl.load(B + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC)
+        rstd = _rsqrt(var + eps, IS_F64)
         tl.store(Y + rows64[:, None] * stride_y + cols, d * rstd * w + b, mask=mask)
         if STORE_STATS:
             first = (one + j) == 0
             if not IS_RMS:
                 tl.store(MEAN + row + one, mean + tl.zeros([1], dtype=ACC), mask=first)
             tl.store(RSTD + row + one, rstd + tl.zeros([1], dtype=ACC), mask=first)
-    _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL)
+    if not SERIAL:
+        if arrive(SYNC + SLOTS + slot, SPLIT):
+            tl.store(SYNC + slot, 0)
 
 
 @triton.jit
@@ -707,18 +648,18 @@ def _split_bwd_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
 
 @triton.jit
 def _norm_bwd_split_kernel(
-    DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART, TAGS, SYNC,
-    M, N, SPLIT, SLOTS, TAG_WORDS,
+    DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART, PART, SYNC,
+    M, N, SPLIT, SLOTS,
     stride_dy, stride_x, stride_dro, stride_dx, stride_dres,
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
-    HAS_DRES: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
+    HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, PAIR_SUMS: tl.constexpr, SERIAL: tl.constexpr,
     BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
 ):
-    """Backward of split rows (fp32 accumulation): the pieces' (Σg·x̂, Σg) exchanged as in the forward and summed in
-    piece order; dw/db accumulated per program in registers and written to row ``slot`` of the [SLOTS, N] partials
-    (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed here)."""
-    ACC: tl.constexpr = tl.float32
+    """Backward of split rows: the pieces' (Σg·x̂, Σg) exchanged through PART[2, SLOTS, 2, SPLIT_P2] and summed in
+    piece order; dw/db accumulated per program in registers and written to row ``slot`` of the [SLOTS, N]
+    partials (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed here)."""
+    ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
     pid = tl.program_id(0)
@@ -728,21 +669,20 @@ def _norm_bwd_split_kernel(
     ar = tl.arange(0, BLOCK_N)[None, :]
     cols = j * BLOCK_N + ar
     col_mask = cols < N
-    base = tl.load(TAGS)
+    pieces = tl.arange(0, SPLIT_P2)
+    pmask = pieces < SPLIT
     w = 0.0
     if HAS_W:
-        if not W_IN_LOOP:
-            w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+        w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
         dw_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
     if HAS_B:
         db_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
     for row in range(slot, M, SLOTS):
         t = (row - slot) // SLOTS
-        tag = base + t + 1
         rows = row + one
         rows64 = rows.to(tl.int64)
         row_mask = one == 0
-        buf = TAGS + 1 + ((t % 2) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
+        buf = PART + ((t % 2) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
         rstd = tl.load(RSTD + rows)
         k = rstd  # LayerNorm's row shift and mean·rstd (unused by RMS)
         mean_r = rstd[:, None]
@@ -750,7 +690,7 @@ def _norm_bwd_split_kernel(
             k = tl.load(X + rows64 * stride_x).to(ACC)
             mean_r = (tl.load(MEAN + rows) * rstd)[:, None]
         mask, dy, xhat, g = _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r,
-                                       rstd, w, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+                                       rstd, w, weight_offset, IS_RMS, HAS_W, False, ACC)
         if HAS_W:
             dw_acc += dy * xhat
         if HAS_B:
@@ -762,20 +702,27 @@ def _norm_bwd_split_kernel(
                 _, _, xj, gj = _bwd_piece(X, DY, W, rows64, row_mask, cj, cj < N, stride_x, stride_dy, k, mean_r,
                                           rstd, 0.0, weight_offset, IS_RMS, HAS_W, True, ACC)
                 q1, q2 = _split_bwd_sums(gj, xj, IS_RMS, PAIR_SUMS)
-                _publish(buf, jj, q1, q2, tag, SPLIT_P2)
+                tl.store(buf + jj + one, q1)
+                tl.store(buf + SPLIT_P2 + jj + one, q2)
         else:
-            _publish(buf, j, p1, p2, tag, SPLIT_P2)
-        s1, s2 = _collect(buf, tag, SPLIT, SERIAL, SPLIT_P2)
-        c1 = tl.sum(s1) / N + tl.zeros([1], dtype=ACC)
-        c2 = tl.sum(s2) / N + tl.zeros([1], dtype=ACC)
-        _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1, c2, rstd, eps, N, stride_dx, stride_dres,
-                   stride_dro, IS_RMS, HAS_DRES_OUT, HAS_DRES, False, ACC)
+            tl.store(buf + j + one, p1)
+            tl.store(buf + SPLIT_P2 + j + one, p2)
+            gather(SYNC + slot, (t + 1) * SPLIT)
+        c1 = tl.sum(tl.load(buf + pieces, mask=pmask, other=0.0, cache_modifier=".cg")) / N
+        c2 = c1
+        if not IS_RMS:
+            c2 = tl.sum(tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0.0, cache_modifier=".cg")) / N
+        _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1 + tl.zeros([1], dtype=ACC),
+                   c2 + tl.zeros([1], dtype=ACC), rstd, eps, N, stride_dx, stride_dres, stride_dro, IS_RMS,
+                   HAS_DRES_OUT, HAS_DRES, False, ACC)
     part = slot.to(tl.int64) * N
     if HAS_W:
         tl.store(DW_PART + part + cols, dw_acc, mask=col_mask)
     if HAS_B:
         tl.store(DB_PART + part + cols, db_acc, mask=col_mask)
-    _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL)
+    if not SERIAL:
+        if arrive(SYNC + SLOTS + slot, SPLIT):
+            tl.store(SYNC + slot, 0)
 
 
 # ----------------------------------------------------------------------------- launchers
@@ -813,19 +760,24 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
 
-def _check_pieces(cfg: NormConfig, n: int, fp64: bool) -> None:
+def _check_pieces(cfg: NormConfig, n: int) -> None:
     """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2;
-    split rows (fp32 accumulation only) in 2 to ``programs`` pieces, n > 2."""
+    split rows in 2 to ``programs`` pieces, n > 2."""
     if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
-    if cfg.split and (fp64 or not (n > 2 and 2 <= -(-n // cfg.block_n) <= cfg.programs)):
-        raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, not {n} "
-                         f"{'float64 ' if fp64 else ''}values")
+    if cfg.split and not (n > 2 and 2 <= -(-n // cfg.block_n) <= cfg.programs):
+        raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, not {n}")
 
 
-#: (device, config) pairs whose split grid CUDA refused to launch cooperatively (it did not fit at once, e.g. in a
-#: process limited to part of the SMs): those rows take the unsplit kernels from then on.
+#: Devices that refused a cooperative launch of a split-row kernel (the grid did not fit at once, e.g. a process
+#: limited to part of the SMs): their long rows take the chunked kernels from then on.
 _SPLIT_REFUSED: set = set()
+
+
+def _may_split(t: torch.Tensor, traceable: bool) -> bool:
+    """Split rows need a cooperative launch: not through torch.compile's traced launches (``wrap_triton`` takes no
+    such option), and not on a device that refused one."""
+    return not traceable and t.device not in _SPLIT_REFUSED
 
 
 def _split_grid(cfg: NormConfig, m: int, n: int) -> tuple[int, int]:
@@ -834,24 +786,22 @@ def _split_grid(cfg: NormConfig, m: int, n: int) -> tuple[int, int]:
     return pieces, min(m, cfg.programs // pieces)
 
 
-def _launch_split(launcher: _Launcher, cfg: NormConfig, tensors: tuple, rest: tuple, meta: dict, m: int,
-                  n: int) -> bool:
-    """One cooperative launch of a split-row kernel (its tag buffer and counter added after ``tensors``); False,
-    with nothing written, when CUDA refuses the grid (the pair is then noted in ``_SPLIT_REFUSED``)."""
+def _launch_split(launcher: _Launcher, cfg: NormConfig, tensors: tuple, rest: tuple, meta: dict, m: int, n: int,
+                  acc_dtype: torch.dtype) -> bool:
+    """One cooperative launch of a split-row kernel (its partial and counter buffers added after ``tensors``);
+    False, with nothing written, when CUDA refuses the grid (the device is then marked, see ``_SPLIT_REFUSED``)."""
     dev = tensors[0].device
     pieces, slots = _split_grid(cfg, m, n)
     p2 = triton.next_power_of_2(pieces)
-    words = 1 + 2 * slots * 2 * p2
-    tags = zeroed_counters(words, dev, torch.int64, "split rows")
+    part = scratch(torch.empty(2 * slots * 2 * p2, dtype=acc_dtype, device=dev))
     try:
-        launcher((slots * pieces,), (*tensors, tags, zeroed_counters(1, dev), m, n, pieces, slots, tags.numel(),
-                                     *rest),
-                 {**meta, "W_IN_LOOP": cfg.w_in_loop and meta["HAS_W"], "SERIAL": INTERPRETER, "BLOCK_N": cfg.block_n,
-                  "SPLIT_P2": p2}, cfg.num_warps, 1, cooperative=True)
+        launcher((slots * pieces,), (*tensors, part, zeroed_counters(2 * slots, dev), m, n, pieces, slots, *rest),
+                 {**meta, "SERIAL": INTERPRETER, "BLOCK_N": cfg.block_n, "SPLIT_P2": p2}, cfg.num_warps, 1,
+                 cooperative=True)
     except RuntimeError as e:
         if "cooperative" not in str(e):
             raise
-        _SPLIT_REFUSED.add((dev, cfg))
+        _SPLIT_REFUSED.add(dev)
         return False
     return True
 
@@ -890,9 +840,9 @@ def norm_fwd(
     dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
-    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, not traceable)
+    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, _may_split(x2d, traceable))
     if config is not None:
-        _check_pieces(config, n, is_f64)
+        _check_pieces(config, n)
     shape = out_shape or (m, n)
     y = torch.empty(shape, dtype=x2d.dtype, device=dev)
     res_out = None
@@ -910,17 +860,17 @@ def norm_fwd(
     )
     scalars = (x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n, eps, weight_offset)
     meta = {"IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
-            "STORE_STATS": store_stats}
-    if cfg.split:
-        if (not traceable and (dev, cfg) not in _SPLIT_REFUSED
-                and _launch_split(_fwd_split, cfg, tensors, scalars, {**meta, "EVEN_N": int(n) % cfg.block_n == 0},
-                                  m, n)):
+            "STORE_STATS": store_stats, "IS_F64": is_f64}
+    if cfg.split and _may_split(x2d, traceable):
+        if _launch_split(_fwd_split, cfg, tensors, scalars, {**meta, "EVEN_N": int(n) % cfg.block_n == 0}, m, n,
+                         torch.float64 if is_f64 else torch.float32):
             return y, res_out, mean, rstd
+    if cfg.split:
         cfg = norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, False)
     num_blocks = -(-m // cfg.block_m)
     grid = (_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
     _fwd(grid, (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
-        **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
+        **meta, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
@@ -957,9 +907,9 @@ def norm_bwd(
     m, n = s2d.shape
     is_f64 = s2d.dtype == torch.float64
     esize = max(s2d.element_size(), dy2d.element_size())
-    cfg = config or norm_bwd_config(int(n), esize, device_index(s2d), is_rms, not traceable)
+    cfg = config or norm_bwd_config(int(n), esize, device_index(s2d), is_rms, _may_split(s2d, traceable))
     if config is not None:
-        _check_pieces(config, n, is_f64)
+        _check_pieces(config, n)
     dev = s2d.device
     acc_dtype = torch.float64 if is_f64 else torch.float32
     shape = out_shape or (m, n)
@@ -969,7 +919,7 @@ def norm_bwd(
     scalars = (dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n, eps,
                weight_offset)
     meta = {"IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
-            "HAS_DRES": dres is not None, "PAIR_SUMS": norm_bwd_pair_sums(cfg)}
+            "HAS_DRES": dres is not None, "IS_F64": is_f64, "PAIR_SUMS": norm_bwd_pair_sums(cfg)}
 
     def with_partials(g: int) -> tuple[int, torch.Tensor | None, torch.Tensor | None, tuple]:
         dw_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_w else None
@@ -981,16 +931,16 @@ def norm_bwd(
         )
 
     done = False
-    if cfg.split and not traceable and (dev, cfg) not in _SPLIT_REFUSED:
+    if cfg.split and _may_split(s2d, traceable):
         g, dw_part, db_part, tensors = with_partials(_split_grid(cfg, m, n)[1])
-        done = _launch_split(_bwd_split, cfg, tensors, scalars, meta, m, n)
+        done = _launch_split(_bwd_split, cfg, tensors, scalars, meta, m, n, acc_dtype)
     if not done:
         if cfg.split:
             cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, False)
             meta["PAIR_SUMS"] = norm_bwd_pair_sums(cfg)
         g, dw_part, db_part, tensors = with_partials(_max(1, _min(-(-m // cfg.block_m), cfg.programs)))
         _bwd((g,), (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
-            **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
+            **meta, "CHUNKED": cfg.chunked,
             "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
             "DEGENERATE": int(n) <= (1 if is_rms else 2),
             "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
