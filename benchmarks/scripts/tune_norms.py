@@ -98,24 +98,6 @@ def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
     return out
 
 
-def split_variants(kind: str, n: int, sms: int, is_rms: bool = False) -> list[C.NormConfig]:
-    """Rows split across programs (``NormConfig.split``): pieces of 2048 to 16384 columns, 8 to 64 elements per
-    thread (backward: to 32), 1, 2 or 4 programs per SM within 32 warps per SM; and, for the A/B, the config the
-    rows take without splitting."""
-    dev = torch.cuda.current_device() if torch.cuda.is_available() else None
-    unsplit = (C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config)(n, 2, dev, is_rms, False)
-    out = [unsplit]
-    for piece in (2048, 4096, 8192, 16384):
-        for w in (4, 8, 16):
-            ept = piece // (32 * w)
-            if not 8 <= ept <= (64 if kind == "fwd" else 32):
-                continue
-            for per_sm in (1, 2, 4):
-                if w * per_sm <= 32 and 2 <= -(-n // piece) <= sms * per_sm:
-                    out.append(C.NormConfig(1, piece, False, w, 1, sms * per_sm, split=True))
-    return out
-
-
 def bwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list[C.NormConfig]:
     """Backward configs to try at N (the current default first)."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
@@ -361,13 +343,13 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
     _, _, mean, rstd = run_fwd(x, w, b, is_rms)
     dev = torch.cuda.current_device()
     if kind == "fwd":
-        nbytes, launcher, split_launcher = fwd_bytes(m, n, 2, is_rms), K._fwd, K._fwd_split
+        nbytes, launcher = fwd_bytes(m, n, 2, is_rms), K._fwd
         current, names = C.norm_fwd_config(n, 2, dev, is_rms), (("y", 0), ("rstd", 3))
 
         def run(cfg=None):
             return run_fwd(x, w, b, is_rms, cfg)
     else:
-        nbytes, launcher, split_launcher = bwd_bytes(m, n, 2, is_rms), K._bwd, K._bwd_split
+        nbytes, launcher = bwd_bytes(m, n, 2, is_rms), K._bwd
         current, names = C.norm_bwd_config(n, 2, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
 
         def run(cfg=None):
@@ -381,11 +363,7 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
         except Exception as e:  # a variant past a resource limit
             print(f"  skip {fmt_cfg(cfg)}: {type(e).__name__}: {str(e)[:80]}", flush=True)
             continue
-        if K._SPLIT_REFUSED:  # the split grid did not fit at once: it ran unsplit
-            K._SPLIT_REFUSED.clear()
-            print(f"  skip {fmt_cfg(cfg)}: cooperative launch refused", flush=True)
-            continue
-        regs, spills = regs_of_last_launch(split_launcher if cfg.split else launcher)
+        regs, spills = regs_of_last_launch(launcher)
         errs = {name: max_rel(got[i], base[i]) for name, i in names if got[i] is not None}
         rows.append(dict(op="RMS" if is_rms else "LN", kind=kind, n=n, rows=m, cfg=fmt_cfg(cfg), config=list(cfg),
                          regs=regs, spills=spills, errs=errs, times_us=[]))
@@ -420,8 +398,6 @@ def fmt_cfg(c: C.NormConfig) -> str:
     s = f"bm{c.block_m} bn{c.block_n}{f'+{c.block_n2}' if c.block_n2 else ''} w{c.num_warps}"
     if c.chunked:
         s += " chunked"
-    if c.split:
-        s += " split"
     if c.w_in_loop:
         s += " w-in-loop"
     if c.programs:

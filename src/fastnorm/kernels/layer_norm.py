@@ -39,8 +39,6 @@ import triton
 import triton.language as tl
 from torch._subclasses.fake_tensor import is_fake
 
-from .._runtime import INTERPRETER
-from ._exchange import arrive, gather, zeroed_counters
 from ._launch import _Launcher
 from ._reduce import rounded_prod
 from ._replay import scratch
@@ -520,211 +518,6 @@ def _sum_partials_kernel(
         tl.store(DB + cols, tl.sum(db, axis=0), mask=col_mask)
 
 
-# ----------------------------------------------------------------------------- split rows
-# A row too long for one program's registers is split into SPLIT = cdiv(N, BLOCK_N) pieces held by SPLIT programs:
-# program p holds piece j = p % SPLIT of the rows of slot p // SPLIT (rows slot, slot + SLOTS, ...), so its
-# weight piece (and, backward, its dw/db accumulators) stay in registers across its rows. Per row, each program
-# stores its piece's partial, counts itself in at the slot's counter and waits until all SPLIT have
-# (``_exchange.gather``), then merges the SPLIT partials in piece order (every program of the row gets bitwise
-# the same result) and writes its piece from registers: x (and dy) read once. Partials alternate between two
-# buffers by round: a program can run at most one round ahead of the others of its slot. The grid is launched
-# cooperatively (all programs resident at once). SERIAL (the interpreter runs programs one after another, so no
-# program may wait for a later one): each program forms every piece's partial itself and nothing waits.
-
-
-@triton.jit
-def _split_fwd_piece(X, RES, RES_OUT, rows64, cols, mask, k, cnt, stride_x, stride_res, stride_ro,
-                     IS_RMS: tl.constexpr, HAS_RES: tl.constexpr, STORE_RES_OUT: tl.constexpr, EVEN_N: tl.constexpr,
-                     ACC: tl.constexpr):
-    """Columns ``cols`` ([1, width]) of one row -> (d, a, q): LN d = s - k, a = its mean over the piece's ``cnt``
-    columns, q = Σ(d - a)² (exact two-pass partial); RMS d = s, q = Σs² (a unused)."""
-    s = _load_sum(X, RES, RES_OUT, rows64[:, None] * stride_x + cols, rows64[:, None] * stride_res + cols,
-                  rows64[:, None] * stride_ro + cols, mask, HAS_RES, STORE_RES_OUT, ACC)
-    if IS_RMS:
-        d = s
-        q = tl.sum(rounded_prod(s, s), axis=1)
-        a = q
-    else:
-        d = s - k[:, None]
-        if not EVEN_N:
-            d = tl.where(mask, d, 0.0)
-        a = tl.sum(d, axis=1) / cnt
-        dc = d - a[:, None]
-        if not EVEN_N:
-            dc = tl.where(mask, dc, 0.0)
-        q = tl.sum(rounded_prod(dc, dc), axis=1)
-    return d, a, q
-
-
-@triton.jit
-def _norm_fwd_split_kernel(
-    X, RES, W, B, Y, RES_OUT, MEAN, RSTD, PART, SYNC,
-    M, N, SPLIT, SLOTS,
-    stride_x, stride_res, stride_y, stride_ro,
-    eps: tl.float64, weight_offset: tl.float64,
-    IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
-    STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, EVEN_N: tl.constexpr, SERIAL: tl.constexpr,
-    BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
-):
-    """Forward of split rows. Partials PART[2, SLOTS, 2, SPLIT_P2] (LN: piece mean and M2 of s - k; RMS: Σs²),
-    merged with Chan's formula in sum form: μ = Σ cnt_j·a_j / N, M2 = Σ q_j + Σ cnt_j·(a_j - μ)². SYNC: 2·SLOTS
-    zeroed int32 counters (arrivals per slot, then programs done), left at 0."""
-    ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
-    eps = tl.cast(eps, ACC)
-    weight_offset = tl.cast(weight_offset, ACC)
-    pid = tl.program_id(0)
-    j = pid % SPLIT
-    slot = pid // SPLIT
-    one = tl.arange(0, 1)
-    ar = tl.arange(0, BLOCK_N)[None, :]
-    cols = j * BLOCK_N + ar
-    mask = cols < N
-    cnt = tl.minimum(N - j * BLOCK_N, BLOCK_N).to(ACC)
-    pieces = tl.arange(0, SPLIT_P2)
-    pmask = pieces < SPLIT
-    cnt_p = tl.where(pmask, tl.minimum(N - pieces * BLOCK_N, BLOCK_N), 0).to(ACC)
-    w = 1.0
-    b = 0.0
-    if HAS_W:
-        w = tl.load(W + cols, mask=mask, other=0.0).to(ACC) + weight_offset
-    if HAS_B:
-        b = tl.load(B + cols, mask=mask, other=0.0).to(ACC)
-    for row in range(slot, M, SLOTS):
-        t = (row - slot) // SLOTS
-        rows64 = (row + one).to(tl.int64)
-        buf = PART + ((t % 2) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
-        k = tl.zeros([1], dtype=ACC)
-        if not IS_RMS:  # the row's shift: its first element (of s = x + r when fused), as _fwd_tile takes it
-            k = _load_sum(X, RES, RES_OUT, rows64 * stride_x, rows64 * stride_res, rows64 * stride_ro, one == 0,
-                          HAS_RES, False, ACC)
-        d, a, q = _split_fwd_piece(X, RES, RES_OUT, rows64, cols, mask, k, cnt, stride_x, stride_res, stride_ro,
-                                   IS_RMS, HAS_RES, HAS_RES, EVEN_N, ACC)
-        if SERIAL:
-            for jj in range(0, SPLIT):
-                cj = jj * BLOCK_N + ar
-                _, aj, qj = _split_fwd_piece(X, RES, RES_OUT, rows64, cj, cj < N, k,
-                                             tl.minimum(N - jj * BLOCK_N, BLOCK_N).to(ACC), stride_x, stride_res,
-                                             stride_ro, IS_RMS, HAS_RES, False, EVEN_N, ACC)
-                tl.store(buf + jj + one, aj)
-                tl.store(buf + SPLIT_P2 + jj + one, qj)
-        else:
-            tl.store(buf + j + one, a)
-            tl.store(buf + SPLIT_P2 + j + one, q)
-            gather(SYNC + slot, (t + 1) * SPLIT)
-        qs = tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0.0, cache_modifier=".cg")
-        if IS_RMS:
-            var = tl.sum(qs) / N
-            mean = var
-        else:
-            means = tl.load(buf + pieces, mask=pmask, other=0.0, cache_modifier=".cg")
-            mean = tl.sum(rounded_prod(cnt_p, means)) / N
-            dev = means - mean
-            var = (tl.sum(qs) + tl.sum(rounded_prod(cnt_p * dev, dev))) / N
-            d = d - mean
-        rstd = _rsqrt(var + eps, IS_F64)
-        tl.store(Y + rows64[:, None] * stride_y + cols, d * rstd * w + b, mask=mask)
-        if STORE_STATS:
-            first = (one + j) == 0
-            if not IS_RMS:
-                tl.store(MEAN + row + one, mean + tl.zeros([1], dtype=ACC), mask=first)
-            tl.store(RSTD + row + one, rstd + tl.zeros([1], dtype=ACC), mask=first)
-    if not SERIAL:
-        if arrive(SYNC + SLOTS + slot, SPLIT):
-            tl.store(SYNC + slot, 0)
-
-
-@triton.jit
-def _split_bwd_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
-    """A piece's row sums (Σg·x̂, Σg) ([1] each; RMS: Σg·x̂ twice)."""
-    if IS_RMS or not PAIR_SUMS:
-        p1 = tl.sum(rounded_prod(g, xhat), axis=1)
-        p2 = p1
-        if not IS_RMS:
-            p2 = tl.sum(g, axis=1)
-    else:
-        p1, p2 = tl.reduce((rounded_prod(g, xhat), g), 1, _add_pairs)
-    return p1, p2
-
-
-@triton.jit
-def _norm_bwd_split_kernel(
-    DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART, PART, SYNC,
-    M, N, SPLIT, SLOTS,
-    stride_dy, stride_x, stride_dro, stride_dx, stride_dres,
-    eps: tl.float64, weight_offset: tl.float64,
-    IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
-    HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, PAIR_SUMS: tl.constexpr, SERIAL: tl.constexpr,
-    BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
-):
-    """Backward of split rows: the pieces' (Σg·x̂, Σg) exchanged through PART[2, SLOTS, 2, SPLIT_P2] and summed in
-    piece order; dw/db accumulated per program in registers and written to row ``slot`` of the [SLOTS, N]
-    partials (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed here)."""
-    ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
-    eps = tl.cast(eps, ACC)
-    weight_offset = tl.cast(weight_offset, ACC)
-    pid = tl.program_id(0)
-    j = pid % SPLIT
-    slot = pid // SPLIT
-    one = tl.arange(0, 1)
-    ar = tl.arange(0, BLOCK_N)[None, :]
-    cols = j * BLOCK_N + ar
-    col_mask = cols < N
-    pieces = tl.arange(0, SPLIT_P2)
-    pmask = pieces < SPLIT
-    w = 0.0
-    if HAS_W:
-        w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
-        dw_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
-    if HAS_B:
-        db_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
-    for row in range(slot, M, SLOTS):
-        t = (row - slot) // SLOTS
-        rows = row + one
-        rows64 = rows.to(tl.int64)
-        row_mask = one == 0
-        buf = PART + ((t % 2) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
-        rstd = tl.load(RSTD + rows)
-        k = rstd  # LayerNorm's row shift and mean·rstd (unused by RMS)
-        mean_r = rstd[:, None]
-        if not IS_RMS:
-            k = tl.load(X + rows64 * stride_x).to(ACC)
-            mean_r = (tl.load(MEAN + rows) * rstd)[:, None]
-        mask, dy, xhat, g = _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r,
-                                       rstd, w, weight_offset, IS_RMS, HAS_W, False, ACC)
-        if HAS_W:
-            dw_acc += dy * xhat
-        if HAS_B:
-            db_acc += dy
-        p1, p2 = _split_bwd_sums(g, xhat, IS_RMS, PAIR_SUMS)
-        if SERIAL:
-            for jj in range(0, SPLIT):
-                cj = jj * BLOCK_N + ar
-                _, _, xj, gj = _bwd_piece(X, DY, W, rows64, row_mask, cj, cj < N, stride_x, stride_dy, k, mean_r,
-                                          rstd, 0.0, weight_offset, IS_RMS, HAS_W, True, ACC)
-                q1, q2 = _split_bwd_sums(gj, xj, IS_RMS, PAIR_SUMS)
-                tl.store(buf + jj + one, q1)
-                tl.store(buf + SPLIT_P2 + jj + one, q2)
-        else:
-            tl.store(buf + j + one, p1)
-            tl.store(buf + SPLIT_P2 + j + one, p2)
-            gather(SYNC + slot, (t + 1) * SPLIT)
-        c1 = tl.sum(tl.load(buf + pieces, mask=pmask, other=0.0, cache_modifier=".cg")) / N
-        c2 = c1
-        if not IS_RMS:
-            c2 = tl.sum(tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0.0, cache_modifier=".cg")) / N
-        _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1 + tl.zeros([1], dtype=ACC),
-                   c2 + tl.zeros([1], dtype=ACC), rstd, eps, N, stride_dx, stride_dres, stride_dro, IS_RMS,
-                   HAS_DRES_OUT, HAS_DRES, False, ACC)
-    part = slot.to(tl.int64) * N
-    if HAS_W:
-        tl.store(DW_PART + part + cols, dw_acc, mask=col_mask)
-    if HAS_B:
-        tl.store(DB_PART + part + cols, db_acc, mask=col_mask)
-    if not SERIAL:
-        if arrive(SYNC + SLOTS + slot, SPLIT):
-            tl.store(SYNC + slot, 0)
-
-
 # ----------------------------------------------------------------------------- launchers
 
 
@@ -761,56 +554,14 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def _check_pieces(cfg: NormConfig, n: int) -> None:
-    """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2;
-    split rows in 2 to ``programs`` pieces, n > 2."""
+    """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2."""
     if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
-    if cfg.split and not (n > 2 and 2 <= -(-n // cfg.block_n) <= cfg.programs):
-        raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, not {n}")
-
-
-#: Devices that refused a cooperative launch of a split-row kernel (the grid did not fit at once, e.g. a process
-#: limited to part of the SMs): their long rows take the chunked kernels from then on.
-_SPLIT_REFUSED: set = set()
-
-
-def _may_split(t: torch.Tensor, traceable: bool) -> bool:
-    """Split rows need a cooperative launch: not through torch.compile's traced launches (``wrap_triton`` takes no
-    such option), and not on a device that refused one."""
-    return not traceable and t.device not in _SPLIT_REFUSED
-
-
-def _split_grid(cfg: NormConfig, m: int, n: int) -> tuple[int, int]:
-    """(pieces per row, slots): a split launch runs slots·pieces programs, slot s taking rows s, s + slots, ..."""
-    pieces = -(-n // cfg.block_n)
-    return pieces, min(m, cfg.programs // pieces)
-
-
-def _launch_split(launcher: _Launcher, cfg: NormConfig, tensors: tuple, rest: tuple, meta: dict, m: int, n: int,
-                  acc_dtype: torch.dtype) -> bool:
-    """One cooperative launch of a split-row kernel (its partial and counter buffers added after ``tensors``);
-    False, with nothing written, when CUDA refuses the grid (the device is then marked, see ``_SPLIT_REFUSED``)."""
-    dev = tensors[0].device
-    pieces, slots = _split_grid(cfg, m, n)
-    p2 = triton.next_power_of_2(pieces)
-    part = scratch(torch.empty(2 * slots * 2 * p2, dtype=acc_dtype, device=dev))
-    try:
-        launcher((slots * pieces,), (*tensors, part, zeroed_counters(2 * slots, dev), m, n, pieces, slots, *rest),
-                 {**meta, "SERIAL": INTERPRETER, "BLOCK_N": cfg.block_n, "SPLIT_P2": p2}, cfg.num_warps, 1,
-                 cooperative=True)
-    except RuntimeError as e:
-        if "cooperative" not in str(e):
-            raise
-        _SPLIT_REFUSED.add(dev)
-        return False
-    return True
 
 
 _fwd = _Launcher(_norm_fwd_kernel)
 _bwd = _Launcher(_norm_bwd_kernel)
 _sum_partials = _Launcher(_sum_partials_kernel)
-_fwd_split = _Launcher(_norm_fwd_split_kernel)
-_bwd_split = _Launcher(_norm_bwd_split_kernel)
 
 
 def norm_fwd(
@@ -840,7 +591,7 @@ def norm_fwd(
     dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
-    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, _may_split(x2d, traceable))
+    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
     if config is not None:
         _check_pieces(config, n)
     shape = out_shape or (m, n)
@@ -854,23 +605,17 @@ def norm_fwd(
         rstd = torch.empty((m,), dtype=stat_dtype, device=dev)
         if not is_rms:
             mean = torch.empty((m,), dtype=stat_dtype, device=dev)
-    tensors = (
-        x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
-        y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
-    )
-    scalars = (x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n, eps, weight_offset)
-    meta = {"IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
-            "STORE_STATS": store_stats, "IS_F64": is_f64}
-    if cfg.split and _may_split(x2d, traceable):
-        if _launch_split(_fwd_split, cfg, tensors, scalars, {**meta, "EVEN_N": int(n) % cfg.block_n == 0}, m, n,
-                         torch.float64 if is_f64 else torch.float32):
-            return y, res_out, mean, rstd
-    if cfg.split:
-        cfg = norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, False)
     num_blocks = -(-m // cfg.block_m)
     grid = (_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
-    _fwd(grid, (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
-        **meta, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
+    _fwd(grid, (
+        x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
+        y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
+        m, n, -(-n // cfg.block_n),
+        x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n,
+        eps, weight_offset,
+    ), {
+        "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
+        "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
@@ -906,8 +651,7 @@ def norm_bwd(
     """
     m, n = s2d.shape
     is_f64 = s2d.dtype == torch.float64
-    esize = max(s2d.element_size(), dy2d.element_size())
-    cfg = config or norm_bwd_config(int(n), esize, device_index(s2d), is_rms, _may_split(s2d, traceable))
+    cfg = config or norm_bwd_config(int(n), max(s2d.element_size(), dy2d.element_size()), device_index(s2d), is_rms)
     if config is not None:
         _check_pieces(config, n)
     dev = s2d.device
@@ -915,42 +659,30 @@ def norm_bwd(
     shape = out_shape or (m, n)
     dx = torch.empty(shape, dtype=x_dtype, device=dev)
     dres = torch.empty(shape, dtype=dres_dtype, device=dev) if dres_dtype is not None else None
+    g = _max(1, _min(-(-m // cfg.block_m), cfg.programs))
     has_w = weight is not None
-    scalars = (dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n, eps,
-               weight_offset)
-    meta = {"IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
-            "HAS_DRES": dres is not None, "IS_F64": is_f64, "PAIR_SUMS": norm_bwd_pair_sums(cfg)}
-
-    def with_partials(g: int) -> tuple[int, torch.Tensor | None, torch.Tensor | None, tuple]:
-        dw_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_w else None
-        db_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_bias else None
-        return g, dw_part, db_part, (
-            dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
-            dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres,
-            dx if dw_part is None else dw_part, dx if db_part is None else db_part,
-        )
-
-    done = False
-    if cfg.split and _may_split(s2d, traceable):
-        g, dw_part, db_part, tensors = with_partials(_split_grid(cfg, m, n)[1])
-        done = _launch_split(_bwd_split, cfg, tensors, scalars, meta, m, n, acc_dtype)
-    if not done:
-        if cfg.split:
-            cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, False)
-            meta["PAIR_SUMS"] = norm_bwd_pair_sums(cfg)
-        g, dw_part, db_part, tensors = with_partials(_max(1, _min(-(-m // cfg.block_m), cfg.programs)))
-        _bwd((g,), (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
-            **meta, "CHUNKED": cfg.chunked,
-            "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
-            "DEGENERATE": int(n) <= (1 if is_rms else 2),
-            "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
-        }, cfg.num_warps, cfg.num_stages, traceable)
+    dw_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_w else None
+    db_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_bias else None
+    _bwd((g,), (
+        dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
+        dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres,
+        dx if dw_part is None else dw_part, dx if db_part is None else db_part,
+        m, n, -(-n // cfg.block_n),
+        dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n,
+        eps, weight_offset,
+    ), {
+        "IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
+        "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
+        "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
+        "DEGENERATE": int(n) <= (1 if is_rms else 2), "PAIR_SUMS": norm_bwd_pair_sums(cfg),
+        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
+    }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
         pshape = param_shape or (n,)
         dw = torch.empty(pshape, dtype=weight.dtype, device=dev) if has_w else None
         db = torch.empty(pshape, dtype=bias_dtype or x_dtype, device=dev) if has_bias else None
-        pcfg = norm_partial_sum_config(int(n), g if cfg.split else cfg.programs)
+        pcfg = norm_partial_sum_config(int(n), cfg.programs)
         _sum_partials((-(-n // pcfg.block_c),), (
             dx if dw_part is None else dw_part, dx if db_part is None else db_part,
             dx if dw is None else dw, dx if db is None else db, g, n,
