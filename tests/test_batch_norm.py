@@ -14,6 +14,7 @@ import fastnorm
 from fastnorm import reference as ref
 from fastnorm.kernels import batch_norm as K
 from fastnorm.kernels import config
+from fastnorm.kernels._exchange import SYNC_BUFFERS
 from helpers import assert_close, poisoned_like, to_np64, watch_replays
 
 # (shape, channels_last): 1d/2d/3d, C = 1, 3, 65, 129, spatial 1x1, batch 1 with spatial > 1, uneven sizes.
@@ -597,7 +598,7 @@ def test_resident_counters_left_zeroed(request, monkeypatch, shape, cl, tiny_ite
         _check_bn(x, w, b, rm, rv, training=True)
     torch.cuda.synchronize()
     assert len(calls) == 3 and not K._RESIDENT_REFUSED
-    assert all(not buf.any() for buf in K._SYNC_BUFFERS.values())
+    assert all(not buf.any() for buf in SYNC_BUFFERS.values())
 
 
 def test_resident_refused_falls_back(monkeypatch, device):
@@ -671,4 +672,4 @@ def test_replayed_calls_match_the_reference(monkeypatch, cl, training, train_pat
         _check_bn(x, w, b, rm, rv, training=training, activation="relu", seed=seed + 10, dy_like_x=True)
     assert len(replays) >= 4  # forward and backward of the last two calls
     torch.cuda.synchronize()
-    assert all(not buf.any() for buf in K._SYNC_BUFFERS.values())  # the replays left the shared counters at 0
+    assert all(not buf.any() for buf in SYNC_BUFFERS.values())  # the replays left the shared counters at 0

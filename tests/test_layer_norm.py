@@ -223,6 +223,126 @@ def test_weight_in_loop_backward_small(device, is_rms, m, n, cfg, affine):
         assert_close("dbias", db, rdb, torch.float32, param_grad=True)
 
 
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
+    (7, 100, C.NormConfig(1, 32, False, 4, programs=8, split=True)),  # 4 pieces (last 4 columns), 2 slots
+    (5, 33, C.NormConfig(1, 16, False, 2, programs=4, split=True)),  # 3 pieces, the last one column; 1 slot
+    (9, 64, C.NormConfig(1, 32, False, 2, programs=5, split=True)),  # 2 full pieces, 2 slots of 5 and 4 rows
+    (2, 129, C.NormConfig(1, 64, False, 4, programs=12, split=True)),  # fewer rows than slots could take
+])
+def test_split_rows_small(device, is_rms, m, n, cfg):
+    """Rows split across programs (partials exchanged per row, several rounds per slot) on small rows, by
+    overriding the config: fused residual, constant row, against the reference."""
+    _check_config(device, is_rms, m, n, cfg)
+
+
+def test_split_config_checks_and_choice(device):
+    """A given split config must cut rows into 2 to ``programs`` pieces (n > 2, not float64); the heuristic splits
+    rows from NORM_SPLIT_MIN on unless asked not to (traced launches), for float64, or when the pieces cannot all be
+    resident."""
+    x = _rand((2, 100), torch.float32, device, 1)
+    for bad in (C.NormConfig(1, 128, False, 4, programs=8, split=True),  # one piece
+                C.NormConfig(1, 8, False, 4, programs=8, split=True)):  # 13 pieces, 8 programs
+        with pytest.raises(ValueError, match="splits rows"):
+            K.norm_fwd(x, None, None, None, 1e-5, 0.0, False, None, True, config=bad)
+    with pytest.raises(ValueError, match="float64"):
+        K.norm_fwd(x.double(), None, None, None, 1e-5, 0.0, False, None, True,
+                   config=C.NormConfig(1, 32, False, 4, programs=8, split=True))
+    for kind, choose in (("fwd", C.norm_fwd_config), ("bwd", C.norm_bwd_config)):
+        first = C.NORM_SPLIT_MIN[kind]
+        block_n, _, per_sm, _ = C.NORM_SPLIT_PIECE[kind]
+        resident = per_sm * C.multiprocessor_count(None)
+        fits = -(-first // block_n) <= resident
+        assert choose(first, 4, None).split == fits and not choose(first - 1, 4, None).split
+        assert not choose(first, 4, None, False, False).split and not choose(first, 8, None).split
+        last = block_n * resident  # the longest row whose pieces can all be resident
+        assert choose(last, 4, None).split == (last >= first) and not choose(last + 1, 4, None).split
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_split_refused_falls_back(monkeypatch, device, is_rms):
+    """A grid CUDA cannot hold at once (it refuses the cooperative launch before anything runs) is launched again on
+    half the programs, as long as a row's pieces fit (the backward's partials summed over the slots that ran),
+    else the rows take the unsplit kernels; what fitted is kept per (launcher, device, config, dtype); other launch
+    errors propagate."""
+    cfg = C.NormConfig(1, 32, False, 4, programs=16, split=True)  # rows of 100: 4 pieces, 4 slots of 16 programs
+    for fits, slots in ((8, 2), (2, 0)):
+        calls = []
+        monkeypatch.setattr(K, "_SPLIT_FIT", {})
+        for name in ("_fwd_split", "_bwd_split"):
+            real = getattr(K, name)
+
+            def launch(grid, *args, real=real, calls=calls, fits=fits, **kwargs):
+                calls.append(grid[0])
+                if grid[0] > fits:
+                    raise RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch")
+                return real(grid, *args, **kwargs)
+
+            monkeypatch.setattr(K, name, launch)
+        for seed in (1, 2):
+            x = _rand((5, 100), torch.float32, device, seed)
+            w = _rand((100,), torch.float32, device, seed + 1)
+            b = None if is_rms else _rand((100,), torch.float32, device, seed + 4)
+            dy = _rand((5, 100), torch.float32, device, seed + 2)
+            y, _, mean, rstd = K.norm_fwd(x, w, b, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+            dx, _, dw, db = K.norm_bwd(dy, x, w, b is not None, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms,
+                                       bias_dtype=None if b is None else b.dtype, config=cfg)
+            ry, rdx, rdw, rdb = _reference(is_rms, x, w, b, 1e-5, dy)
+            assert_close("y", y, ry, torch.float32)
+            assert_close("dx", dx, rdx, torch.float32)
+            assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+            if b is not None:
+                assert_close("dbias", db, rdb, torch.float32, param_grad=True)
+        # Each direction's first call: 16 programs refused, then 8 accepted (fits = 8), or 8 and 4 refused too and
+        # the unsplit kernels (fits = 2: a slot needs 4); the second call starts from what fitted.
+        assert calls == ([16, 8, 16, 8, 8, 8] if slots else [16, 8, 4, 16, 8, 4]), calls
+        assert set(K._SPLIT_FIT.values()) == {4 * slots}
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("an unrelated launch failure")
+
+    monkeypatch.setattr(K, "_fwd_split", fail)
+    monkeypatch.setattr(K, "_SPLIT_FIT", {})
+    with pytest.raises(RuntimeError, match="unrelated"):
+        K.norm_fwd(x, w, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_split_rows_gpu_counters_left_zeroed(monkeypatch, is_rms):
+    """Split rows at full size with the launch heuristic: many rounds per slot, launch after launch on fresh data
+    sharing the stream's counters (a launch reading another's partials, or a round reading the wrong buffer, would
+    show), bf16 and fp32, the first shape's later calls replayed; the counters back at 0 after."""
+    from fastnorm.kernels._exchange import SYNC_BUFFERS
+
+    replays = watch_replays(monkeypatch)
+    cases = [(3001, 32768, torch.bfloat16)] * 3 + [(1000, 65536, torch.bfloat16), (777, 20000, torch.float32),
+                                                  (5, 262144, torch.bfloat16)]
+    for seed, (m, n, dtype) in enumerate(cases):
+        assert C.norm_fwd_config(n, dtype.itemsize, 0, is_rms).split
+        assert C.norm_bwd_config(n, dtype.itemsize, 0, is_rms).split
+        x = _rand((m, n), dtype, "cuda", seed, offset=0.5)
+        w = _rand((n,), dtype, "cuda", seed + 1, offset=1.0)
+        b = None if is_rms else _rand((n,), dtype, "cuda", seed + 2)
+        dy = _rand((m, n), dtype, "cuda", seed + 3)
+        _check_all(is_rms, x, n, w, b, 1e-5, dy)
+    torch.cuda.synchronize()
+    assert not K._SPLIT_FIT and len(replays) >= 2
+    assert all(not buf.any() for key, buf in SYNC_BUFFERS.items() if key[3] == "counters")
+    # The epoch near its limit: the launch's last program zeroes the tag words and starts again from 0.
+    (tags,) = [buf for key, buf in SYNC_BUFFERS.items() if key[3] == "split rows"]
+    assert 0 < tags[0].item() < 1 << 30 and tags[1:].any()
+    tags[0] = (1 << 30) - 5
+    for seed in (7, 8):
+        x = _rand((3001, 32768), torch.bfloat16, "cuda", seed)
+        w = _rand((32768,), torch.bfloat16, "cuda", seed + 1, offset=1.0)
+        b = None if is_rms else _rand((32768,), torch.bfloat16, "cuda", seed + 2)
+        dy = _rand((3001, 32768), torch.bfloat16, "cuda", seed + 3)
+        _check_all(is_rms, x, 32768, w, b, 1e-5, dy)
+    torch.cuda.synchronize()
+    assert 0 < tags[0].item() < 10000
+
+
 def test_multi_dim_normalized_shape(device):
     x = _rand((2, 3, 4, 5), torch.float32, device, 1)
     w = _rand((4, 5), torch.float32, device, 2)

@@ -70,6 +70,8 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="tune_norms.bwd_variants (the whole sweep) instead")
     ap.add_argument("--fwd", action="store_true", help="tune_norms.fwd_variants (the forward sweep) instead")
     ap.add_argument("--passes", type=int, default=1, help="interleaved timing passes (median reported)")
+    ap.add_argument("--split", action="store_true",
+                    help="tune_norms.split_variants only (rows split across programs), forward with --fwd")
     ap.add_argument("--two-piece", action="store_true",
                     help="tune_norms.two_piece_variants only (rows as two pieces), forward with --fwd")
     args = ap.parse_args()
@@ -79,24 +81,29 @@ def main() -> None:
     sms = C.multiprocessor_count(dev)
     plan = [(False, int(s)) for s in args.ns.split(",") if s] + [(True, int(s)) for s in args.rms_ns.split(",") if s]
     kind = "fwd" if args.fwd else "bwd"
-    if args.two_piece:
-        def variants(n, sms):
+    if args.split:
+        def variants(n, sms, is_rms=False):
+            return T.split_variants(kind, n, sms, is_rms)
+    elif args.two_piece:
+        def variants(n, sms, is_rms=False):
             return T.two_piece_variants(kind, n, sms)
     elif args.fwd:
-        def variants(n, sms):
-            return T.fwd_variants(n, sms)[1:]
+        def variants(n, sms, is_rms=False):
+            return T.fwd_variants(n, sms, 2, is_rms)[1:]
     elif args.all:
-        def variants(n, sms):
-            return T.bwd_variants(n, sms)[1:]
+        def variants(n, sms, is_rms=False):
+            return T.bwd_variants(n, sms, 2, is_rms)[1:]
     else:
-        variants = wide_variants
-    items = [(r, n, T.rows_for(n), kind, c) for r, n in plan for c in variants(n, sms)]
+        def variants(n, sms, is_rms=False):
+            return wide_variants(n, sms)
+    items = [(r, n, T.rows_for(n), kind, c) for r, n in plan for c in variants(n, sms, r)]
     T.precompile(items)
     copy_gbs = T.copy_bandwidth()
     print(f"device {torch.cuda.get_device_name()} ({sms} SMs); copy {copy_gbs:.0f} GB/s", flush=True)
     rows = []
     for is_rms, n in plan:
-        rows += T.measure_configs(kind, is_rms, n, sms, copy_gbs, variants, args.passes)
+        rows += T.measure_configs(kind, is_rms, n, sms, copy_gbs, lambda n, sms, r=is_rms: variants(n, sms, r),
+                                  args.passes)
         torch.cuda.empty_cache()
     Path(out_dir, "norm_configs_ab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), copy=copy_gbs,
                                                                rows=rows), indent=1))

@@ -98,6 +98,25 @@ def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
     return out
 
 
+def split_variants(kind: str, n: int, sms: int, is_rms: bool = False) -> list[C.NormConfig]:
+    """Rows split across programs (``NormConfig.split``): pieces of 2048 to 16384 columns, 8 to 64 elements per
+    thread (backward: to 32), 1, 2 or 4 programs per SM, 16 to 32 warps per SM, the weight held or re-read per row;
+    and, for the A/B, the config the rows take without splitting."""
+    dev = torch.cuda.current_device() if torch.cuda.is_available() else None
+    unsplit = (C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config)(n, 2, dev, is_rms, False)
+    out = [unsplit]
+    for piece in (2048, 4096, 8192, 16384):
+        for w in (4, 8, 16):
+            ept = piece // (32 * w)
+            if not 8 <= ept <= (64 if kind == "fwd" else 32):
+                continue
+            for per_sm in (1, 2, 4):
+                if 16 <= w * per_sm <= 32 and 2 <= -(-n // piece) <= sms * per_sm:
+                    for w_in_loop in (False, True):
+                        out.append(C.NormConfig(1, piece, False, w, 1, sms * per_sm, w_in_loop, split=True))
+    return out
+
+
 def bwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list[C.NormConfig]:
     """Backward configs to try at N (the current default first)."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
@@ -343,13 +362,13 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
     _, _, mean, rstd = run_fwd(x, w, b, is_rms)
     dev = torch.cuda.current_device()
     if kind == "fwd":
-        nbytes, launcher = fwd_bytes(m, n, 2, is_rms), K._fwd
+        nbytes, launcher, split_launcher = fwd_bytes(m, n, 2, is_rms), K._fwd, K._fwd_split
         current, names = C.norm_fwd_config(n, 2, dev, is_rms), (("y", 0), ("rstd", 3))
 
         def run(cfg=None):
             return run_fwd(x, w, b, is_rms, cfg)
     else:
-        nbytes, launcher = bwd_bytes(m, n, 2, is_rms), K._bwd
+        nbytes, launcher, split_launcher = bwd_bytes(m, n, 2, is_rms), K._bwd, K._bwd_split
         current, names = C.norm_bwd_config(n, 2, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
 
         def run(cfg=None):
@@ -363,7 +382,11 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
         except Exception as e:  # a variant past a resource limit
             print(f"  skip {fmt_cfg(cfg)}: {type(e).__name__}: {str(e)[:80]}", flush=True)
             continue
-        regs, spills = regs_of_last_launch(launcher)
+        if K._SPLIT_FIT:  # the split grid did not fit at once: it ran on fewer programs, or unsplit
+            K._SPLIT_FIT.clear()
+            print(f"  skip {fmt_cfg(cfg)}: cooperative launch refused", flush=True)
+            continue
+        regs, spills = regs_of_last_launch(split_launcher if cfg.split else launcher)
         errs = {name: max_rel(got[i], base[i]) for name, i in names if got[i] is not None}
         rows.append(dict(op="RMS" if is_rms else "LN", kind=kind, n=n, rows=m, cfg=fmt_cfg(cfg), config=list(cfg),
                          regs=regs, spills=spills, errs=errs, times_us=[]))
@@ -398,6 +421,8 @@ def fmt_cfg(c: C.NormConfig) -> str:
     s = f"bm{c.block_m} bn{c.block_n}{f'+{c.block_n2}' if c.block_n2 else ''} w{c.num_warps}"
     if c.chunked:
         s += " chunked"
+    if c.split:
+        s += " split"
     if c.w_in_loop:
         s += " w-in-loop"
     if c.programs:

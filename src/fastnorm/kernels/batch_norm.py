@@ -59,6 +59,9 @@ import triton.language as tl
 
 from .._runtime import INTERPRETER
 from . import config
+from ._exchange import arrive as _arrive
+from ._exchange import gather as _gather
+from ._exchange import zeroed_counters as _zeroed_counters
 from ._launch import _Launcher
 from ._reduce import rounded_prod
 from ._replay import scratch
@@ -253,22 +256,6 @@ def _sum_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constex
         sa += tl.sum(tl.load(p, mask=m, other=0.0, cache_modifier=".cg"), 1)
         sb += tl.sum(tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg"), 1)
     return sa, sb
-
-
-@triton.jit
-def _arrive(counter_ptr, expected):
-    """Count this program in at ``counter_ptr``; True for the last of ``expected`` arrivals.
-
-    The barrier makes every thread's earlier stores precede the release of the atomic (the pattern
-    of a grid barrier); acq_rel lets the last arriver read what the others wrote. The last arriver also
-    resets the counter to 0 (nothing else touches it again in this launch), so a launch leaves its
-    counters zeroed for the next one on the stream.
-    """
-    tl.debug_barrier()
-    old = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")
-    last = old == expected - 1
-    tl.store(counter_ptr, old * 0, mask=last)
-    return last
 
 
 @triton.jit
@@ -534,22 +521,6 @@ def _bn_apply_kernel(
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
     _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, C,
                  IDX, S, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
-
-
-@triton.jit
-def _gather(count_ptr, expected):
-    """Count this program in at ``count_ptr`` and spin until ``expected`` programs have (release, then
-    acquire: the partials the others stored before counting themselves in are visible afterwards); -> the
-    count seen (>= expected). The spin polls with plain volatile loads (no read-modify-write traffic on the
-    counter the others are adding to), then one acquire. Every program that waits here must be resident at once
-    (a cooperative launch)."""
-    tl.debug_barrier()
-    seen = tl.atomic_add(count_ptr, 1, sem="acq_rel", scope="gpu") + 1
-    while seen < expected:
-        seen = tl.load(count_ptr, volatile=True)
-    seen = tl.atomic_add(count_ptr, 0, sem="acquire", scope="gpu")
-    tl.debug_barrier()
-    return seen
 
 
 @triton.jit
@@ -1177,30 +1148,9 @@ def _sms(xv: View) -> int:
     return config.multiprocessor_count(config.device_index(xv.x))
 
 
-#: Zeroed int32 counters per (device, stream) for the eager launches (see ``_sync``).
-_SYNC_BUFFERS: dict[tuple, torch.Tensor] = {}
-
-
 def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
     """The zeroed int32 counters of a fused kernel's launch (``_sync_counters``)."""
     return _zeroed_counters(2 + plan.groups * plan.ncb_g * (plan.nsub + 1) + 3 * plan.groups, device)
-
-
-def _zeroed_counters(n: int, device: torch.device) -> torch.Tensor:
-    """At least ``n`` zeroed int32 counters for a launch that leaves them at 0 again.
-
-    Launches on one stream run one after another, so eager launches on a CUDA stream share one buffer (grown
-    when a launch needs more): no allocation and no zero-fill launch per call. Under CUDA-graph capture (the
-    graph may be replayed on another stream) and on the CPU (the interpreter) each launch gets a fresh zeroed
-    buffer."""
-    if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
-        return torch.zeros(n, dtype=torch.int32, device=device)
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    key = (index, torch._C._cuda_getCurrentRawStream(index))
-    buf = _SYNC_BUFFERS.get(key)
-    if buf is None or buf.numel() < n:
-        buf = _SYNC_BUFFERS[key] = torch.zeros(max(n, 4096), dtype=torch.int32, device=device)
-    return scratch(buf, keep=True)
 
 
 def _scratch(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:

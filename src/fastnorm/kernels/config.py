@@ -30,7 +30,10 @@ def device_index(t: torch.Tensor) -> int | None:
 # Rows of N elements. Three strategies by N (OneFlow's split, in Triton terms):
 #   small N:  a tile of BLOCK_M rows per program, whole rows in registers;
 #   medium N: one row (or a few) per program, whole row in registers, more warps as N grows;
-#   large N:  rows walked in chunks of BLOCK_N (Chan-merged statistics, a second pass re-reads from L2).
+#   large N:  each row split across programs of BLOCK_N columns that exchange their partial statistics or
+#             sums (one read; a cooperative launch), or, where that cannot run (torch.compile's traced launches,
+#             a device refusing the grid), rows walked in chunks of BLOCK_N (Chan-merged statistics, a second
+#             pass re-reads from L2).
 # The backward runs a persistent grid of `programs` (a multiple of the SM count) walking row blocks.
 
 
@@ -43,6 +46,8 @@ class NormConfig(NamedTuple):
     programs: int = 0  # persistent grid size; 0: one program per row tile (forward only)
     w_in_loop: bool = False  # backward, whole rows: the weight re-read per row block instead of held in registers
     block_n2: int = 0  # whole rows: > 0 holds a row as block_n + block_n2 columns (N = 5120 as 4096 + 1024)
+    split: bool = False  # each row split across cdiv(N, block_n) programs (pieces of block_n columns) that
+    #                      exchange partials; `programs` is then the most programs resident at once
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -140,6 +145,28 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
+#: Rows split across programs (``NormConfig.split``; fp32 accumulation only) from this many elements on, by
+#: direction, and the untuned piece: (block_n, num_warps, programs per SM, w_in_loop). NORM_SPLIT_TUNED overrides the
+#: piece for 16-bit inputs by (direction, is_rms, ``norm_tuned_key(N)``).
+NORM_SPLIT_MIN = {"fwd": 16385, "bwd": 16385}
+NORM_SPLIT_PIECE = {"fwd": (4096, 4, 4, True), "bwd": (2048, 8, 2, True)}
+NORM_SPLIT_TUNED: dict[tuple[str, bool, int], tuple[int, int, int, bool]] = {}
+
+
+def _split(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
+    """The split-row config for rows of ``n``, or None (float64, rows too short, or more pieces than can be
+    resident)."""
+    if elem_size == 8 or n < NORM_SPLIT_MIN[kind]:
+        return None
+    piece = (NORM_SPLIT_TUNED.get((kind, is_rms, norm_tuned_key(n))) if elem_size == 2 else None) \
+        or NORM_SPLIT_PIECE[kind]
+    block_n, warps, per_sm, w_in_loop = piece
+    programs = per_sm * multiprocessor_count(device)
+    if not 2 <= -(-n // block_n) <= programs:
+        return None
+    return NormConfig(1, block_n, False, warps, 1, programs, w_in_loop, split=True)
+
+
 def norm_tuned_key(n: int) -> int:
     """NORM_TUNED's size key of rows of ``n``: the power of two P = next_pow2(n), or 3P/4 for n <= 3P/4 — rows that
     fill at most three quarters of their power-of-two tile (key 768 for 513..768, 3072 for 2049..3072, 6144 for
@@ -162,8 +189,11 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) 
 
 
 @functools.cache
-def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False) -> NormConfig:
-    """Forward tile for rows of ``n`` elements of ``elem_size`` bytes."""
+def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False,
+                    split: bool = True) -> NormConfig:
+    """Forward tile for rows of ``n`` elements of ``elem_size`` bytes; ``split``: split rows may be chosen."""
+    if split and (cfg := _split("fwd", is_rms, n, elem_size, device)) is not None:
+        return cfg
     tuned = _tuned("fwd", is_rms, n, elem_size, device)
     if tuned is not None:
         return tuned
@@ -179,8 +209,12 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
 
 
 @functools.cache
-def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = False) -> NormConfig:
-    """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy)."""
+def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = False,
+                    split: bool = True) -> NormConfig:
+    """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy); ``split``:
+    split rows may be chosen."""
+    if split and (cfg := _split("bwd", is_rms, n, elem_size, device)) is not None:
+        return cfg
     tuned = _tuned("bwd", is_rms, n, elem_size, device)
     if tuned is not None:
         return tuned
@@ -228,7 +262,8 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
     acc = 8 if elem_size == 8 else 4
     edges = {NORM_FWD_FUSED_MAX[acc] + 1, NORM_BWD_FUSED_MAX[acc] + 1,
              NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1,
-             NORM_PARTIAL_SUM_MIN_COLS * NORM_PARTIAL_SUM_BLOCKS + 1}  # the partial sum's blocks pass 16 columns
+             NORM_PARTIAL_SUM_MIN_COLS * NORM_PARTIAL_SUM_BLOCKS + 1,  # the partial sum's blocks pass 16 columns
+             NORM_SPLIT_MIN["fwd"], NORM_SPLIT_MIN["bwd"]}  # the first split rows
     if elem_size == 2:  # where the measured table switches to chunked rows, and from a 3P/4 entry to P's
         for kind in ("fwd", "bwd"):
             for is_rms in (False, True):

@@ -39,6 +39,8 @@ import triton
 import triton.language as tl
 from torch._subclasses.fake_tensor import is_fake
 
+from .._runtime import INTERPRETER
+from ._exchange import arrive, zeroed_counters
 from ._launch import _Launcher
 from ._reduce import rounded_prod
 from ._replay import scratch
@@ -518,6 +520,322 @@ def _sum_partials_kernel(
         tl.store(DB + cols, tl.sum(db, axis=0), mask=col_mask)
 
 
+# ----------------------------------------------------------------------------- split rows
+# A row too long for one program's registers is split into SPLIT = cdiv(N, BLOCK_N) pieces held by SPLIT programs:
+# program p holds piece j = p % SPLIT of the rows of slot p // SPLIT (rows slot, slot + SLOTS, ...), so its
+# weight piece (and, backward, its dw/db accumulators) can stay in registers across its rows. Per row, each program
+# publishes its piece's partial and waits until all SPLIT partials of the row are there, then merges them in piece
+# order (every program of the row gets bitwise the same result) and writes its piece from registers: x (and dy)
+# read once. The grid is launched cooperatively (all programs resident at once).
+#
+# The exchange costs one store and one poll per row, no atomics: a partial is published as 64-bit words
+# (tag << 32 | fp32 bits), which are written and read whole, so a reader that sees a word's tag sees its value. The
+# tag of round t (a slot's t-th row) is base + t + 1, where ``base`` is the epoch that the launch reads at TAGS[0]
+# and its last program advances past every tag it wrote (starting again from 0, after zeroing the buffer, before it
+# nears 2^30): words left by earlier launches carry older tags. Partials rotate through three buffers by round (see
+# ``_round_buf``). SERIAL (the interpreter runs programs one
+# after another, so no program may wait for a later one): each program forms every piece's partial itself and
+# nothing waits.
+
+#: The epoch at which a launch's last program zeroes the tag buffer and starts again from 0.
+_EPOCH_LIMIT = tl.constexpr(1 << 30)
+
+
+@triton.jit
+def _tagged(v, tag):
+    """fp32 ``v`` and int64 ``tag`` packed as one 64-bit word: tag << 32 | the bits of v."""
+    return (tag << 32) | (v.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF)
+
+
+@triton.jit
+def _publish(buf, j, a, q, tag, live, SPLIT_P2: tl.constexpr):
+    """Publish piece j's partial (a, q) ([1] each) for round ``tag`` in ``buf`` (a words, then q words), where
+    ``live`` ([1]: the round has a row)."""
+    one = tl.arange(0, 1)
+    tl.store(buf + j + one, _tagged(a, tag), mask=live)
+    tl.store(buf + SPLIT_P2 + j + one, _tagged(q, tag), mask=live)
+
+
+@triton.jit
+def _round_buf(TAGS, t, slot, SLOTS, SPLIT_P2: tl.constexpr):
+    """Round t's partial words of a slot: four buffers in turn. A program publishes round t + 1 before it collects
+    round t; when it does, every program of its slot has published round t - 1, so the slowest may still be
+    collecting round t - 2: rounds t - 2 to t + 1 are in use."""
+    return TAGS + 1 + ((t % 4) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
+
+
+@triton.jit
+def _collect(buf, tag, SPLIT, SERIAL: tl.constexpr, SPLIT_P2: tl.constexpr):
+    """The SPLIT partials (a, q) of ``buf`` as [SPLIT_P2] fp32 vectors (0 past SPLIT), once all carry ``tag``
+    (polled with volatile loads; SERIAL: already there)."""
+    pieces = tl.arange(0, SPLIT_P2)
+    pmask = pieces < SPLIT
+    wa = tl.load(buf + pieces, mask=pmask, other=0, volatile=True)
+    wq = tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0, volatile=True)
+    if not SERIAL:
+        ready = tl.min((((wa >> 32) == tag) & ((wq >> 32) == tag) | ~pmask).to(tl.int32))
+        while ready == 0:
+            wa = tl.load(buf + pieces, mask=pmask, other=0, volatile=True)
+            wq = tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0, volatile=True)
+            ready = tl.min((((wa >> 32) == tag) & ((wq >> 32) == tag) | ~pmask).to(tl.int32))
+    a = tl.where(pmask, wa.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
+    q = tl.where(pmask, wq.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
+    return a, q
+
+
+@triton.jit
+def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL: tl.constexpr):
+    """After a program's last row: the launch's last program moves the epoch past every tag the launch wrote
+    (zeroing the buffer and starting from 0 before it nears 2^30); SYNC is left at 0."""
+    if not SERIAL:
+        if arrive(SYNC, tl.num_programs(0)):
+            nxt = base + tl.cdiv(M, SLOTS) + 1
+            if nxt >= _EPOCH_LIMIT:
+                for w0 in range(1, TAG_WORDS, 1024):
+                    w = w0 + tl.arange(0, 1024)
+                    tl.store(TAGS + w, tl.zeros([1024], dtype=tl.int64), mask=w < TAG_WORDS)
+                nxt = nxt * 0
+            tl.store(TAGS, nxt)
+
+
+@triton.jit
+def _split_fwd_stats(s, mask, k, cnt, IS_RMS: tl.constexpr, EVEN_N: tl.constexpr):
+    """One piece ``s`` ([1, width]) of a row -> (d, a, q): LN d = s - k, a = its mean over the piece's ``cnt``
+    columns, q = Σ(d - a)² (exact two-pass partial); RMS d = s, q = Σs² (a unused)."""
+    if IS_RMS:
+        d = s
+        q = tl.sum(rounded_prod(s, s), axis=1)
+        a = q
+    else:
+        d = s - k[:, None]
+        if not EVEN_N:
+            d = tl.where(mask, d, 0.0)
+        a = tl.sum(d, axis=1) / cnt
+        dc = d - a[:, None]
+        if not EVEN_N:
+            dc = tl.where(mask, dc, 0.0)
+        q = tl.sum(rounded_prod(dc, dc), axis=1)
+    return d, a, q
+
+
+@triton.jit
+def _split_fwd_stage(X, RES, RES_OUT, TAGS, row, t, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, mask, cnt,
+                     stride_x, stride_res, stride_ro, IS_RMS: tl.constexpr, HAS_RES: tl.constexpr,
+                     EVEN_N: tl.constexpr, SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
+                     ACC: tl.constexpr):
+    """Round t of a program: row ``row``'s piece loaded (residual_out stored) and its partial published (SERIAL:
+    every piece's); -> d (LN: the piece minus the row's shift k = s[0], as _fwd_tile takes it; RMS: the piece).
+    Nothing is read or written past row M - 1."""
+    one = tl.arange(0, 1)
+    rows64 = (row + one).to(tl.int64)
+    live = rows64 < M
+    m = mask & live[:, None]
+    s = _load_sum(X, RES, RES_OUT, rows64[:, None] * stride_x + cols, rows64[:, None] * stride_res + cols,
+                  rows64[:, None] * stride_ro + cols, m, HAS_RES, HAS_RES, ACC)
+    k = tl.zeros([1], dtype=ACC)
+    if not IS_RMS:
+        k = _load_sum(X, RES, RES_OUT, rows64 * stride_x, rows64 * stride_res, rows64 * stride_ro, live, HAS_RES,
+                      False, ACC)
+    d, a, q = _split_fwd_stats(s, mask, k, cnt, IS_RMS, EVEN_N)
+    buf = _round_buf(TAGS, t, slot, SLOTS, SPLIT_P2)
+    tag = base + t + 1
+    if SERIAL:
+        for jj in range(0, SPLIT):
+            cj = jj * BLOCK_N + ar
+            mj = (cj < N) & live[:, None]
+            sj = _load_sum(X, RES, RES_OUT, rows64[:, None] * stride_x + cj, rows64[:, None] * stride_res + cj,
+                           rows64[:, None] * stride_ro + cj, mj, HAS_RES, False, ACC)
+            _, aj, qj = _split_fwd_stats(sj, cj < N, k, tl.minimum(N - jj * BLOCK_N, BLOCK_N).to(ACC), IS_RMS, EVEN_N)
+            _publish(buf, jj, aj, qj, tag, live, SPLIT_P2)
+    else:
+        _publish(buf, j, a, q, tag, live, SPLIT_P2)
+    return d
+
+
+@triton.jit
+def _norm_fwd_split_kernel(
+    X, RES, W, B, Y, RES_OUT, MEAN, RSTD, TAGS, SYNC,
+    M, N, SPLIT, SLOTS, TAG_WORDS,
+    stride_x, stride_res, stride_y, stride_ro,
+    eps: tl.float64, weight_offset: tl.float64,
+    IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
+    STORE_STATS: tl.constexpr, EVEN_N: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
+    BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
+):
+    """Forward of split rows (fp32 accumulation), two rows deep: a program publishes its next row's partial before
+    it collects this row's, so the exchange overlaps the next row's loads. Partials (LN: the piece's mean a and M2
+    q of s - k; RMS: q = Σs²) merged with Chan's formula in sum form: μ = Σ cnt_j·a_j / N, M2 = Σ q_j +
+    Σ cnt_j·(a_j - μ)². TAGS: int64 [TAG_WORDS], the epoch then the [4, SLOTS, 2, SPLIT_P2] partial words; SYNC:
+    one zeroed int32 counter (left at 0). W_IN_LOOP: weight and bias re-read per row (from L1/L2) instead of held
+    in registers."""
+    ACC: tl.constexpr = tl.float32
+    eps = tl.cast(eps, ACC)
+    weight_offset = tl.cast(weight_offset, ACC)
+    pid = tl.program_id(0)
+    j = pid % SPLIT
+    slot = pid // SPLIT
+    one = tl.arange(0, 1)
+    ar = tl.arange(0, BLOCK_N)[None, :]
+    cols = j * BLOCK_N + ar
+    mask = cols < N
+    cnt = tl.minimum(N - j * BLOCK_N, BLOCK_N).to(ACC)
+    pieces = tl.arange(0, SPLIT_P2)
+    cnt_p = tl.where(pieces < SPLIT, tl.minimum(N - pieces * BLOCK_N, BLOCK_N), 0).to(ACC)
+    base = tl.load(TAGS)
+    w = 1.0
+    b = 0.0
+    if not W_IN_LOOP:
+        if HAS_W:
+            w = tl.load(W + cols, mask=mask, other=0.0).to(ACC) + weight_offset
+        if HAS_B:
+            b = tl.load(B + cols, mask=mask, other=0.0).to(ACC)
+    d = _split_fwd_stage(X, RES, RES_OUT, TAGS, slot, 0, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, mask, cnt,
+                         stride_x, stride_res, stride_ro, IS_RMS, HAS_RES, EVEN_N, SERIAL, BLOCK_N, SPLIT_P2, ACC)
+    for row in range(slot, M, SLOTS):
+        t = (row - slot) // SLOTS
+        rows64 = (row + one).to(tl.int64)
+        d_next = _split_fwd_stage(X, RES, RES_OUT, TAGS, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT, SLOTS, cols,
+                                  ar, mask, cnt, stride_x, stride_res, stride_ro, IS_RMS, HAS_RES, EVEN_N, SERIAL,
+                                  BLOCK_N, SPLIT_P2, ACC)
+        means, qs = _collect(_round_buf(TAGS, t, slot, SLOTS, SPLIT_P2), base + t + 1, SPLIT, SERIAL, SPLIT_P2)
+        if IS_RMS:
+            var = tl.sum(qs) / N
+            mean = var
+        else:
+            mean = tl.sum(rounded_prod(cnt_p, means)) / N
+            dev = means - mean
+            var = (tl.sum(qs) + tl.sum(rounded_prod(cnt_p * dev, dev))) / N
+            d = d - mean
+        y = d * _rsqrt(var + eps, False)
+        if HAS_W:
+            if W_IN_LOOP:
+                y = y * (tl.load(W + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC) + weight_offset)
+            else:
+                y = y * w
+        if HAS_B:
+            if W_IN_LOOP:
+                y = y + tl.load(B + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC)
+            else:
+                y = y + b
+        tl.store(Y + rows64[:, None] * stride_y + cols, y, mask=mask)
+        if STORE_STATS:
+            first = (one + j) == 0
+            if not IS_RMS:
+                tl.store(MEAN + row + one, mean + tl.zeros([1], dtype=ACC), mask=first)
+            tl.store(RSTD + row + one, _rsqrt(var + eps, False) + tl.zeros([1], dtype=ACC), mask=first)
+        d = d_next
+    _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL)
+
+
+@triton.jit
+def _split_bwd_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
+    """A piece's row sums (Σg·x̂, Σg) ([1] each; RMS: Σg·x̂ twice)."""
+    if IS_RMS or not PAIR_SUMS:
+        p1 = tl.sum(rounded_prod(g, xhat), axis=1)
+        p2 = p1
+        if not IS_RMS:
+            p2 = tl.sum(g, axis=1)
+    else:
+        p1, p2 = tl.reduce((rounded_prod(g, xhat), g), 1, _add_pairs)
+    return p1, p2
+
+
+@triton.jit
+def _split_bwd_stage(X, DY, W, MEAN, RSTD, TAGS, row, t, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, col_mask, w,
+                     weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS: tl.constexpr, HAS_W: tl.constexpr,
+                     HAS_B: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
+                     BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr, ACC: tl.constexpr):
+    """Round t of a program in the backward: row ``row``'s piece loaded, dy and dy·x̂ added to the dw/db
+    accumulators, the piece's (Σg·x̂, Σg) published (SERIAL: every piece's); -> (g, x̂, rstd, dw_acc, db_acc).
+    A row past M - 1 reads nothing and adds nothing."""
+    one = tl.arange(0, 1)
+    rows = row + one
+    live = rows < M
+    rows64 = rows.to(tl.int64)
+    rstd = tl.load(RSTD + rows, mask=live, other=0.0)
+    k = rstd  # LayerNorm's row shift and mean·rstd (unused by RMS)
+    mean_r = rstd[:, None]
+    if not IS_RMS:
+        k = tl.load(X + rows64 * stride_x, mask=live, other=0.0).to(ACC)
+        mean_r = (tl.load(MEAN + rows, mask=live, other=0.0) * rstd)[:, None]
+    _, dy, xhat, g = _bwd_piece(X, DY, W, rows64, live, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w,
+                                weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+    if HAS_W:
+        dw_acc += dy * xhat
+    if HAS_B:
+        db_acc += dy
+    buf = _round_buf(TAGS, t, slot, SLOTS, SPLIT_P2)
+    tag = base + t + 1
+    if SERIAL:
+        for jj in range(0, SPLIT):
+            cj = jj * BLOCK_N + ar
+            _, _, xj, gj = _bwd_piece(X, DY, W, rows64, live, cj, cj < N, stride_x, stride_dy, k, mean_r, rstd, 0.0,
+                                      weight_offset, IS_RMS, HAS_W, True, ACC)
+            q1, q2 = _split_bwd_sums(gj, xj, IS_RMS, PAIR_SUMS)
+            _publish(buf, jj, q1, q2, tag, live, SPLIT_P2)
+    else:
+        p1, p2 = _split_bwd_sums(g, xhat, IS_RMS, PAIR_SUMS)
+        _publish(buf, j, p1, p2, tag, live, SPLIT_P2)
+    return g, xhat, rstd, dw_acc, db_acc
+
+
+@triton.jit
+def _norm_bwd_split_kernel(
+    DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART, TAGS, SYNC,
+    M, N, SPLIT, SLOTS, TAG_WORDS,
+    stride_dy, stride_x, stride_dro, stride_dx, stride_dres,
+    eps: tl.float64, weight_offset: tl.float64,
+    IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
+    HAS_DRES: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
+    BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
+):
+    """Backward of split rows (fp32 accumulation), two rows deep as the forward: the pieces' (Σg·x̂, Σg) exchanged
+    and summed in piece order; dw/db accumulated per program in registers and written to row ``slot`` of the
+    [SLOTS, N] partials (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed
+    here)."""
+    ACC: tl.constexpr = tl.float32
+    eps = tl.cast(eps, ACC)
+    weight_offset = tl.cast(weight_offset, ACC)
+    pid = tl.program_id(0)
+    j = pid % SPLIT
+    slot = pid // SPLIT
+    one = tl.arange(0, 1)
+    ar = tl.arange(0, BLOCK_N)[None, :]
+    cols = j * BLOCK_N + ar
+    col_mask = cols < N
+    mask = (one == 0)[:, None] & col_mask
+    base = tl.load(TAGS)
+    w = 0.0
+    if HAS_W and not W_IN_LOOP:
+        w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
+    dw_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
+    db_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
+    g, xhat, rstd, dw_acc, db_acc = _split_bwd_stage(
+        X, DY, W, MEAN, RSTD, TAGS, slot, 0, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, col_mask, w, weight_offset,
+        dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS, W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2,
+        ACC)
+    for row in range(slot, M, SLOTS):
+        t = (row - slot) // SLOTS
+        g_next, xhat_next, rstd_next, dw_acc, db_acc = _split_bwd_stage(
+            X, DY, W, MEAN, RSTD, TAGS, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, col_mask, w,
+            weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS, W_IN_LOOP, SERIAL,
+            BLOCK_N, SPLIT_P2, ACC)
+        s1, s2 = _collect(_round_buf(TAGS, t, slot, SLOTS, SPLIT_P2), base + t + 1, SPLIT, SERIAL, SPLIT_P2)
+        c1 = tl.sum(s1) / N + tl.zeros([1], dtype=ACC)
+        c2 = tl.sum(s2) / N + tl.zeros([1], dtype=ACC)
+        _bwd_store(DX, DRES, DRES_OUT, (row + one).to(tl.int64), cols, mask, g, xhat, c1, c2, rstd, eps, N,
+                   stride_dx, stride_dres, stride_dro, IS_RMS, HAS_DRES_OUT, HAS_DRES, False, ACC)
+        g = g_next
+        xhat = xhat_next
+        rstd = rstd_next
+    part = slot.to(tl.int64) * N
+    if HAS_W:
+        tl.store(DW_PART + part + cols, dw_acc, mask=col_mask)
+    if HAS_B:
+        tl.store(DB_PART + part + cols, db_acc, mask=col_mask)
+    _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL)
+
+
 # ----------------------------------------------------------------------------- launchers
 
 
@@ -553,15 +871,63 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
 
-def _check_pieces(cfg: NormConfig, n: int) -> None:
-    """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2."""
+def _check_pieces(cfg: NormConfig, n: int, fp64: bool) -> None:
+    """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2;
+    split rows (fp32 accumulation only) in 2 to ``programs`` pieces, n > 2."""
     if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
+    if cfg.split and (fp64 or not (n > 2 and 2 <= -(-n // cfg.block_n) <= cfg.programs)):
+        raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, not {n} "
+                         f"{'float64 ' if fp64 else ''}values")
+
+
+#: Programs of a split config that CUDA held at once, where it refused ``config.programs`` (the registers a
+#: specialization takes differ, e.g. by dtype): by (launcher, device, config, input dtype); halved until a
+#: cooperative launch was accepted, 0 when none was (those rows take the unsplit kernels).
+_SPLIT_FIT: dict = {}
+
+
+def _split_programs(launcher: _Launcher, cfg: NormConfig, t: torch.Tensor) -> int:
+    """Programs a split launch of ``cfg`` on ``t``'s rows may use (0: none, take the unsplit kernels)."""
+    return _SPLIT_FIT.get((launcher, t.device, cfg, t.dtype), cfg.programs)
+
+
+def _split_slots(cfg: NormConfig, programs: int, m: int, n: int) -> int:
+    """Slots of a split launch on ``programs``: slot s takes rows s, s + slots, ... (0: the pieces do not fit)."""
+    return min(m, programs // -(-n // cfg.block_n))
+
+
+def _launch_split(launcher: _Launcher, cfg: NormConfig, tensors: tuple, rest: tuple, meta: dict, m: int,
+                  n: int) -> int:
+    """One cooperative launch of a split-row kernel (its tag buffer and counter added after ``tensors``) -> the
+    slots it ran. Where CUDA refuses the grid (before anything runs), again on half the programs, as long as a
+    row's pieces fit; 0, with nothing written, when none was accepted. What fitted is kept in ``_SPLIT_FIT``."""
+    dev = tensors[0].device
+    key = (launcher, dev, cfg, tensors[0].dtype)
+    pieces = -(-n // cfg.block_n)
+    p2 = triton.next_power_of_2(pieces)
+    programs = _split_programs(launcher, cfg, tensors[0])
+    while (slots := _split_slots(cfg, programs, m, n)) > 0:
+        tags = zeroed_counters(1 + 4 * slots * 2 * p2, dev, torch.int64, "split rows")
+        try:
+            launcher((slots * pieces,), (*tensors, tags, zeroed_counters(1, dev), m, n, pieces, slots, tags.numel(),
+                                         *rest),
+                     {**meta, "W_IN_LOOP": cfg.w_in_loop and meta["HAS_W"], "SERIAL": INTERPRETER,
+                      "BLOCK_N": cfg.block_n, "SPLIT_P2": p2}, cfg.num_warps, 1, cooperative=True)
+            return slots
+        except RuntimeError as e:
+            if "cooperative" not in str(e):
+                raise
+            programs = _SPLIT_FIT[key] = programs // 2
+    _SPLIT_FIT[key] = 0
+    return 0
 
 
 _fwd = _Launcher(_norm_fwd_kernel)
 _bwd = _Launcher(_norm_bwd_kernel)
 _sum_partials = _Launcher(_sum_partials_kernel)
+_fwd_split = _Launcher(_norm_fwd_split_kernel)
+_bwd_split = _Launcher(_norm_bwd_split_kernel)
 
 
 def norm_fwd(
@@ -591,9 +957,9 @@ def norm_fwd(
     dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
-    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
+    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, not traceable)
     if config is not None:
-        _check_pieces(config, n)
+        _check_pieces(config, n, is_f64)
     shape = out_shape or (m, n)
     y = torch.empty(shape, dtype=x2d.dtype, device=dev)
     res_out = None
@@ -605,17 +971,23 @@ def norm_fwd(
         rstd = torch.empty((m,), dtype=stat_dtype, device=dev)
         if not is_rms:
             mean = torch.empty((m,), dtype=stat_dtype, device=dev)
-    num_blocks = -(-m // cfg.block_m)
-    grid = (_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
-    _fwd(grid, (
+    tensors = (
         x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
-        m, n, -(-n // cfg.block_n),
-        x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n,
-        eps, weight_offset,
-    ), {
-        "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
-        "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
+    )
+    scalars = (x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n, eps, weight_offset)
+    meta = {"IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
+            "STORE_STATS": store_stats}
+    if cfg.split:
+        if (not traceable and _split_programs(_fwd_split, cfg, x2d)
+                and _launch_split(_fwd_split, cfg, tensors, scalars, {**meta, "EVEN_N": int(n) % cfg.block_n == 0},
+                                  m, n)):
+            return y, res_out, mean, rstd
+        cfg = norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, False)
+    num_blocks = -(-m // cfg.block_m)
+    grid = (_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
+    _fwd(grid, (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
+        **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
@@ -651,38 +1023,52 @@ def norm_bwd(
     """
     m, n = s2d.shape
     is_f64 = s2d.dtype == torch.float64
-    cfg = config or norm_bwd_config(int(n), max(s2d.element_size(), dy2d.element_size()), device_index(s2d), is_rms)
+    esize = max(s2d.element_size(), dy2d.element_size())
+    cfg = config or norm_bwd_config(int(n), esize, device_index(s2d), is_rms, not traceable)
     if config is not None:
-        _check_pieces(config, n)
+        _check_pieces(config, n, is_f64)
     dev = s2d.device
     acc_dtype = torch.float64 if is_f64 else torch.float32
     shape = out_shape or (m, n)
     dx = torch.empty(shape, dtype=x_dtype, device=dev)
     dres = torch.empty(shape, dtype=dres_dtype, device=dev) if dres_dtype is not None else None
-    g = _max(1, _min(-(-m // cfg.block_m), cfg.programs))
     has_w = weight is not None
-    dw_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_w else None
-    db_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_bias else None
-    _bwd((g,), (
-        dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
-        dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres,
-        dx if dw_part is None else dw_part, dx if db_part is None else db_part,
-        m, n, -(-n // cfg.block_n),
-        dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n,
-        eps, weight_offset,
-    ), {
-        "IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
-        "HAS_DRES": dres is not None, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
-        "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
-        "DEGENERATE": int(n) <= (1 if is_rms else 2), "PAIR_SUMS": norm_bwd_pair_sums(cfg),
-        "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
-    }, cfg.num_warps, cfg.num_stages, traceable)
+    scalars = (dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n, eps,
+               weight_offset)
+    meta = {"IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
+            "HAS_DRES": dres is not None, "PAIR_SUMS": norm_bwd_pair_sums(cfg)}
+
+    def with_partials(g: int) -> tuple[int, torch.Tensor | None, torch.Tensor | None, tuple]:
+        dw_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_w else None
+        db_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_bias else None
+        return g, dw_part, db_part, (
+            dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
+            dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres,
+            dx if dw_part is None else dw_part, dx if db_part is None else db_part,
+        )
+
+    g = 0
+    if cfg.split and not traceable and (programs := _split_programs(_bwd_split, cfg, s2d)):
+        # The partials hold the slots of the programs tried first; a launch on fewer uses their first rows.
+        _, dw_part, db_part, tensors = with_partials(_split_slots(cfg, programs, m, n))
+        g = _launch_split(_bwd_split, cfg, tensors, scalars, meta, m, n)
+    if not g:
+        if cfg.split:
+            cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, False)
+            meta["PAIR_SUMS"] = norm_bwd_pair_sums(cfg)
+        g, dw_part, db_part, tensors = with_partials(_max(1, _min(-(-m // cfg.block_m), cfg.programs)))
+        _bwd((g,), (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
+            **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
+            "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
+            "DEGENERATE": int(n) <= (1 if is_rms else 2),
+            "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
+        }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
         pshape = param_shape or (n,)
         dw = torch.empty(pshape, dtype=weight.dtype, device=dev) if has_w else None
         db = torch.empty(pshape, dtype=bias_dtype or x_dtype, device=dev) if has_bias else None
-        pcfg = norm_partial_sum_config(int(n), cfg.programs)
+        pcfg = norm_partial_sum_config(int(n), g if cfg.split else cfg.programs)
         _sum_partials((-(-n // pcfg.block_c),), (
             dx if dw_part is None else dw_part, dx if db_part is None else db_part,
             dx if dw is None else dw, dx if db is None else db, g, n,
