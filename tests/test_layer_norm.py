@@ -138,9 +138,10 @@ def test_long_rows(device):
     _check_all(False, x, n, w, b, 1e-5, dy)
 
 
-def _check_config(device, is_rms, m, n, cfg):
-    """Forward and backward with ``cfg`` overriding the launch heuristic, fp32, with the fused residual (and its
-    gradient) and a constant row (exact zeros, then y = b), against the reference."""
+def _check_config(device, is_rms, m, n, cfg, fwd_cfg="same"):
+    """Forward and backward with ``cfg`` overriding the launch heuristic (the forward with ``fwd_cfg`` if given,
+    None: the heuristic's), fp32, with the fused residual (and its gradient) and a constant row (exact zeros, then
+    y = b), against the reference."""
     x = _rand((m, n), torch.float32, device, n, scale=2.0, offset=3.0)
     x[1] = 7.25
     r = _rand((m, n), torch.float32, device, n + 4)
@@ -149,7 +150,8 @@ def _check_config(device, is_rms, m, n, cfg):
     b = None if is_rms else _rand((n,), torch.float32, device, n + 2)
     dy = _rand((m, n), torch.float32, device, n + 3)
     ds = _rand((m, n), torch.float32, device, n + 5)
-    y, s, mean, rstd = K.norm_fwd(x, w, b, r, 1e-5, 0.0, is_rms, None, True, config=cfg)
+    y, s, mean, rstd = K.norm_fwd(x, w, b, r, 1e-5, 0.0, is_rms, None, True, config=cfg if fwd_cfg == "same" else
+                                  fwd_cfg)
     assert torch.equal(s, x + r)
     dx, dr, dw, db = K.norm_bwd(dy, s, w, b is not None, mean, rstd, ds, x.dtype, r.dtype, 1e-5, 0.0, is_rms,
                                 bias_dtype=None if b is None else b.dtype, config=cfg)
@@ -231,114 +233,118 @@ def test_weight_in_loop_backward_small(device, is_rms, m, n, cfg, affine):
     (2, 129, C.NormConfig(1, 64, False, 4, programs=12, split=True)),  # fewer rows than slots could take
 ])
 def test_split_rows_small(device, is_rms, m, n, cfg):
-    """Rows split across programs (partials exchanged per row, several rounds per slot) on small rows, by
-    overriding the config: fused residual, constant row, against the reference."""
-    _check_config(device, is_rms, m, n, cfg)
+    """The backward's rows split across programs (partials exchanged per row, two rows deep, several rounds per
+    slot) on small rows, by overriding the config: fused residual, constant row, against the reference."""
+    _check_config(device, is_rms, m, n, cfg, fwd_cfg=None)
 
 
 def test_split_config_checks_and_choice(device):
-    """A given split config must cut rows into 2 to ``programs`` pieces (n > 2, not float64); the heuristic splits
-    rows from NORM_SPLIT_MIN on unless asked not to (traced launches), for float64, or when the pieces cannot all be
-    resident."""
+    """A given split config must be the backward's and cut rows into 2 to ``programs`` pieces (n > 2, not
+    float64); the heuristic splits 16-bit rows where NORM_SPLIT_TUNED has an entry, unless asked not to (traced
+    launches) or the pieces cannot all be resident."""
     x = _rand((2, 100), torch.float32, device, 1)
+    y, _, _, rstd = K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True)
+    with pytest.raises(ValueError, match="only the backward"):
+        K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True,
+                   config=C.NormConfig(1, 32, False, 4, programs=8, split=True))
     for bad in (C.NormConfig(1, 128, False, 4, programs=8, split=True),  # one piece
                 C.NormConfig(1, 8, False, 4, programs=8, split=True)):  # 13 pieces, 8 programs
         with pytest.raises(ValueError, match="splits rows"):
-            K.norm_fwd(x, None, None, None, 1e-5, 0.0, False, None, True, config=bad)
+            K.norm_bwd(x, x, None, False, None, rstd, None, x.dtype, None, 1e-5, 0.0, True, config=bad)
     with pytest.raises(ValueError, match="float64"):
-        K.norm_fwd(x.double(), None, None, None, 1e-5, 0.0, False, None, True,
-                   config=C.NormConfig(1, 32, False, 4, programs=8, split=True))
-    for kind, choose in (("fwd", C.norm_fwd_config), ("bwd", C.norm_bwd_config)):
-        first = C.NORM_SPLIT_MIN[kind]
-        block_n, _, per_sm, _ = C.NORM_SPLIT_PIECE[kind]
+        K.norm_bwd(x.double(), x.double(), None, False, None, rstd.double(), None, torch.float64, None, 1e-5, 0.0,
+                   True, config=C.NormConfig(1, 32, False, 4, programs=8, split=True))
+    for (is_rms, key), (block_n, _, per_sm, _) in C.NORM_SPLIT_TUNED.items():
         resident = per_sm * C.multiprocessor_count(None)
-        fits = -(-first // block_n) <= resident
-        assert choose(first, 4, None).split == fits and not choose(first - 1, 4, None).split
-        assert not choose(first, 4, None, False, False).split and not choose(first, 8, None).split
-        last = block_n * resident  # the longest row whose pieces can all be resident
-        assert choose(last, 4, None).split == (last >= first) and not choose(last + 1, 4, None).split
+        for n in (key // 2 + 1, key):  # the first and last rows of the entry (a 3P/4 key has none of its own)
+            fits = -(-n // block_n) <= resident
+            assert C.norm_bwd_config(n, 2, None, is_rms).split == fits
+            assert not C.norm_bwd_config(n, 2, None, is_rms, False).split and not C.norm_bwd_config(n, 4, None).split
+            assert not C.norm_bwd_config(n, 2, None, not is_rms).split or (not is_rms, key) in C.NORM_SPLIT_TUNED
+    monkeypatch = pytest.MonkeyPatch()
+    with monkeypatch.context() as mp:  # a device of many SMs: every tuned size splits
+        mp.setattr(C, "multiprocessor_count", lambda device: 1024)
+        for is_rms, key in C.NORM_SPLIT_TUNED:
+            assert C.norm_bwd_config(key // 2 + 1, 2, None, is_rms).split
+            assert C.norm_bwd_config(key, 2, None, is_rms).split
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 def test_split_refused_falls_back(monkeypatch, device, is_rms):
     """A grid CUDA cannot hold at once (it refuses the cooperative launch before anything runs) is launched again on
-    half the programs, as long as a row's pieces fit (the backward's partials summed over the slots that ran),
-    else the rows take the unsplit kernels; what fitted is kept per (launcher, device, config, dtype); other launch
-    errors propagate."""
+    half the programs, as long as a row's pieces fit (the partials summed over the slots that ran), else the rows
+    take the unsplit kernel; what fitted is kept per (launcher, device, config, dtype); other launch errors
+    propagate."""
     cfg = C.NormConfig(1, 32, False, 4, programs=16, split=True)  # rows of 100: 4 pieces, 4 slots of 16 programs
+    real = K._bwd_split
     for fits, slots in ((8, 2), (2, 0)):
         calls = []
         monkeypatch.setattr(K, "_SPLIT_FIT", {})
-        for name in ("_fwd_split", "_bwd_split"):
-            real = getattr(K, name)
 
-            def launch(grid, *args, real=real, calls=calls, fits=fits, **kwargs):
-                calls.append(grid[0])
-                if grid[0] > fits:
-                    raise RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch")
-                return real(grid, *args, **kwargs)
+        def launch(grid, *args, calls=calls, fits=fits, **kwargs):
+            calls.append(grid[0])
+            if grid[0] > fits:
+                raise RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch")
+            return real(grid, *args, **kwargs)
 
-            monkeypatch.setattr(K, name, launch)
+        monkeypatch.setattr(K, "_bwd_split", launch)
         for seed in (1, 2):
             x = _rand((5, 100), torch.float32, device, seed)
             w = _rand((100,), torch.float32, device, seed + 1)
             b = None if is_rms else _rand((100,), torch.float32, device, seed + 4)
             dy = _rand((5, 100), torch.float32, device, seed + 2)
-            y, _, mean, rstd = K.norm_fwd(x, w, b, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+            y, _, mean, rstd = K.norm_fwd(x, w, b, None, 1e-5, 0.0, is_rms, None, True)
             dx, _, dw, db = K.norm_bwd(dy, x, w, b is not None, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms,
                                        bias_dtype=None if b is None else b.dtype, config=cfg)
             ry, rdx, rdw, rdb = _reference(is_rms, x, w, b, 1e-5, dy)
-            assert_close("y", y, ry, torch.float32)
             assert_close("dx", dx, rdx, torch.float32)
             assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
             if b is not None:
                 assert_close("dbias", db, rdb, torch.float32, param_grad=True)
-        # Each direction's first call: 16 programs refused, then 8 accepted (fits = 8), or 8 and 4 refused too and
-        # the unsplit kernels (fits = 2: a slot needs 4); the second call starts from what fitted.
-        assert calls == ([16, 8, 16, 8, 8, 8] if slots else [16, 8, 4, 16, 8, 4]), calls
+        # The first call: 16 programs refused, then 8 accepted (fits = 8), or 8 and 4 refused too and the unsplit
+        # kernel (fits = 2: a slot needs 4); the second call starts from what fitted.
+        assert calls == ([16, 8, 8] if slots else [16, 8, 4]), calls
         assert set(K._SPLIT_FIT.values()) == {4 * slots}
 
     def fail(*args, **kwargs):
         raise RuntimeError("an unrelated launch failure")
 
-    monkeypatch.setattr(K, "_fwd_split", fail)
+    monkeypatch.setattr(K, "_bwd_split", fail)
     monkeypatch.setattr(K, "_SPLIT_FIT", {})
     with pytest.raises(RuntimeError, match="unrelated"):
-        K.norm_fwd(x, w, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+        K.norm_bwd(dy, x, w, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms, config=cfg)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
-def test_split_rows_gpu_counters_left_zeroed(monkeypatch, is_rms):
-    """Split rows at full size with the launch heuristic: many rounds per slot, launch after launch on fresh data
-    sharing the stream's counters (a launch reading another's partials, or a round reading the wrong buffer, would
-    show), bf16 and fp32, the first shape's later calls replayed; the counters back at 0 after."""
+def test_split_rows_gpu(monkeypatch):
+    """The backward's split rows at full size: RMSNorm through the public functions with the launch heuristic (many
+    rounds per slot, launch after launch on fresh data sharing the stream's buffers — a launch reading another's
+    partials, or a round reading the wrong buffer, would show — the first shape's later calls replayed), LayerNorm
+    and the fused residual by an explicit config; the counters back at 0, the tag epoch wrapped near its limit."""
     from fastnorm.kernels._exchange import SYNC_BUFFERS
 
     replays = watch_replays(monkeypatch)
-    cases = [(3001, 32768, torch.bfloat16)] * 3 + [(1000, 65536, torch.bfloat16), (777, 20000, torch.float32),
-                                                  (5, 262144, torch.bfloat16)]
-    for seed, (m, n, dtype) in enumerate(cases):
-        assert C.norm_fwd_config(n, dtype.itemsize, 0, is_rms).split
-        assert C.norm_bwd_config(n, dtype.itemsize, 0, is_rms).split
-        x = _rand((m, n), dtype, "cuda", seed, offset=0.5)
-        w = _rand((n,), dtype, "cuda", seed + 1, offset=1.0)
-        b = None if is_rms else _rand((n,), dtype, "cuda", seed + 2)
-        dy = _rand((m, n), dtype, "cuda", seed + 3)
-        _check_all(is_rms, x, n, w, b, 1e-5, dy)
+    cases = [(3001, 32768)] * 3 + [(1000, 65536), (777, 20000)]
+    for seed, (m, n) in enumerate(cases):
+        assert C.norm_bwd_config(n, 2, 0, True).split
+        x = _rand((m, n), torch.bfloat16, "cuda", seed, offset=0.5)
+        w = _rand((n,), torch.bfloat16, "cuda", seed + 1, offset=1.0)
+        dy = _rand((m, n), torch.bfloat16, "cuda", seed + 3)
+        _check_all(True, x, n, w, None, 1e-5, dy)
+    split = C.NormConfig(1, 8192, False, 16, 1, C.multiprocessor_count(0), True, split=True)
+    for is_rms in (False, True):
+        _check_config("cuda", is_rms, 1501, 40000, split, fwd_cfg=None)
     torch.cuda.synchronize()
-    assert not K._SPLIT_FIT and len(replays) >= 2
+    assert all(K._SPLIT_FIT.values()) and len(replays) >= 2
     assert all(not buf.any() for key, buf in SYNC_BUFFERS.items() if key[3] == "counters")
-    # The epoch near its limit: the launch's last program zeroes the tag words and starts again from 0.
     (tags,) = [buf for key, buf in SYNC_BUFFERS.items() if key[3] == "split rows"]
     assert 0 < tags[0].item() < 1 << 30 and tags[1:].any()
-    tags[0] = (1 << 30) - 5
+    tags[0] = (1 << 30) - 5  # the launch's last program zeroes the tag words and starts again from 0
     for seed in (7, 8):
         x = _rand((3001, 32768), torch.bfloat16, "cuda", seed)
         w = _rand((32768,), torch.bfloat16, "cuda", seed + 1, offset=1.0)
-        b = None if is_rms else _rand((32768,), torch.bfloat16, "cuda", seed + 2)
         dy = _rand((3001, 32768), torch.bfloat16, "cuda", seed + 3)
-        _check_all(is_rms, x, 32768, w, b, 1e-5, dy)
+        _check_all(True, x, 32768, w, None, 1e-5, dy)
     torch.cuda.synchronize()
     assert 0 < tags[0].item() < 10000
 

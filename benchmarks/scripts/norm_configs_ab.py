@@ -8,7 +8,8 @@ For each N: the current config, then every variant — by default the backward's
 :func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``), with ``--all`` the whole backward sweep
 (``tune_norms.bwd_variants``), with ``--fwd`` the forward sweep (``tune_norms.fwd_variants``), with
 ``--two-piece`` only the rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with
-``--fwd``). Each variant's outputs are checked against the current config's (bf16 x of shape (rows, N)), then all
+``--fwd``), with ``--split`` the backward's split rows (``tune_norms.split_variants``). Each variant's outputs
+are checked against the current config's (bf16 x of shape (rows, N)), then all
 are timed with ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is
 reported) as % of the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
 ``--inductor`` also writes torch.compile's generated code for the RMSNorm backward at N = 16384 to
@@ -71,7 +72,7 @@ def main() -> None:
     ap.add_argument("--fwd", action="store_true", help="tune_norms.fwd_variants (the forward sweep) instead")
     ap.add_argument("--passes", type=int, default=1, help="interleaved timing passes (median reported)")
     ap.add_argument("--split", action="store_true",
-                    help="tune_norms.split_variants only (rows split across programs), forward with --fwd")
+                    help="tune_norms.split_variants only (the backward's rows split across programs)")
     ap.add_argument("--two-piece", action="store_true",
                     help="tune_norms.two_piece_variants only (rows as two pieces), forward with --fwd")
     args = ap.parse_args()
@@ -83,7 +84,7 @@ def main() -> None:
     kind = "fwd" if args.fwd else "bwd"
     if args.split:
         def variants(n, sms, is_rms=False):
-            return T.split_variants(kind, n, sms, is_rms)
+            return T.split_variants(n, sms, is_rms)
     elif args.two_piece:
         def variants(n, sms, is_rms=False):
             return T.two_piece_variants(kind, n, sms)

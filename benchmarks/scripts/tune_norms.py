@@ -98,17 +98,15 @@ def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
     return out
 
 
-def split_variants(kind: str, n: int, sms: int, is_rms: bool = False) -> list[C.NormConfig]:
-    """Rows split across programs (``NormConfig.split``): pieces of 2048 to 16384 columns, 8 to 64 elements per
-    thread (backward: to 32), 1, 2 or 4 programs per SM, 16 to 32 warps per SM, the weight held or re-read per row;
+def split_variants(n: int, sms: int, is_rms: bool = False) -> list[C.NormConfig]:
+    """The backward's rows split across programs (``NormConfig.split``): pieces of 2048 to 16384 columns, 8 to 32
+    elements per thread, 1, 2 or 4 programs per SM, 16 to 32 warps per SM, the weight held or re-read per row;
     and, for the A/B, the config the rows take without splitting."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
-    unsplit = (C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config)(n, 2, dev, is_rms, False)
-    out = [unsplit]
+    out = [C.norm_bwd_config(n, 2, dev, is_rms, False)]
     for piece in (2048, 4096, 8192, 16384):
         for w in (4, 8, 16):
-            ept = piece // (32 * w)
-            if not 8 <= ept <= (64 if kind == "fwd" else 32):
+            if not 8 <= piece // (32 * w) <= 32:
                 continue
             for per_sm in (1, 2, 4):
                 if 16 <= w * per_sm <= 32 and 2 <= -(-n // piece) <= sms * per_sm:
@@ -362,13 +360,13 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
     _, _, mean, rstd = run_fwd(x, w, b, is_rms)
     dev = torch.cuda.current_device()
     if kind == "fwd":
-        nbytes, launcher, split_launcher = fwd_bytes(m, n, 2, is_rms), K._fwd, K._fwd_split
+        nbytes, launcher = fwd_bytes(m, n, 2, is_rms), K._fwd
         current, names = C.norm_fwd_config(n, 2, dev, is_rms), (("y", 0), ("rstd", 3))
 
         def run(cfg=None):
             return run_fwd(x, w, b, is_rms, cfg)
     else:
-        nbytes, launcher, split_launcher = bwd_bytes(m, n, 2, is_rms), K._bwd, K._bwd_split
+        nbytes, launcher = bwd_bytes(m, n, 2, is_rms), K._bwd
         current, names = C.norm_bwd_config(n, 2, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
 
         def run(cfg=None):
@@ -386,7 +384,7 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
             K._SPLIT_FIT.clear()
             print(f"  skip {fmt_cfg(cfg)}: cooperative launch refused", flush=True)
             continue
-        regs, spills = regs_of_last_launch(split_launcher if cfg.split else launcher)
+        regs, spills = regs_of_last_launch(K._bwd_split if cfg.split else launcher)
         errs = {name: max_rel(got[i], base[i]) for name, i in names if got[i] is not None}
         rows.append(dict(op="RMS" if is_rms else "LN", kind=kind, n=n, rows=m, cfg=fmt_cfg(cfg), config=list(cfg),
                          regs=regs, spills=spills, errs=errs, times_us=[]))

@@ -30,10 +30,10 @@ def device_index(t: torch.Tensor) -> int | None:
 # Rows of N elements. Three strategies by N (OneFlow's split, in Triton terms):
 #   small N:  a tile of BLOCK_M rows per program, whole rows in registers;
 #   medium N: one row (or a few) per program, whole row in registers, more warps as N grows;
-#   large N:  each row split across programs of BLOCK_N columns that exchange their partial statistics or
-#             sums (one read; a cooperative launch), or, where that cannot run (torch.compile's traced launches,
-#             a device refusing the grid), rows walked in chunks of BLOCK_N (Chan-merged statistics, a second
-#             pass re-reads from L2).
+#   large N:  rows walked in chunks of BLOCK_N (Chan-merged statistics, a second pass re-reads from L2); the
+#             RMSNorm backward's rows split across programs of BLOCK_N columns that exchange their row sums (one
+#             read; a cooperative launch) where measured faster, unless that cannot run (torch.compile's traced
+#             launches, a device refusing every grid that holds a row's pieces).
 # The backward runs a persistent grid of `programs` (a multiple of the SM count) walking row blocks.
 
 
@@ -46,8 +46,8 @@ class NormConfig(NamedTuple):
     programs: int = 0  # persistent grid size; 0: one program per row tile (forward only)
     w_in_loop: bool = False  # backward, whole rows: the weight re-read per row block instead of held in registers
     block_n2: int = 0  # whole rows: > 0 holds a row as block_n + block_n2 columns (N = 5120 as 4096 + 1024)
-    split: bool = False  # each row split across cdiv(N, block_n) programs (pieces of block_n columns) that
-    #                      exchange partials; `programs` is then the most programs resident at once
+    split: bool = False  # backward: each row split across cdiv(N, block_n) programs (pieces of block_n columns)
+    #                      that exchange partials; `programs` is then the most programs resident at once
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -145,24 +145,27 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
-#: Rows split across programs (``NormConfig.split``; fp32 accumulation only) from this many elements on, by
-#: direction, and the untuned piece: (block_n, num_warps, programs per SM, w_in_loop). NORM_SPLIT_TUNED overrides the
-#: piece for 16-bit inputs by (direction, is_rms, ``norm_tuned_key(N)``).
-NORM_SPLIT_MIN = {"fwd": 16385, "bwd": 16385}
-NORM_SPLIT_PIECE = {"fwd": (4096, 4, 4, True), "bwd": (2048, 8, 2, True)}
-NORM_SPLIT_TUNED: dict[tuple[str, bool, int], tuple[int, int, int, bool]] = {}
+#: Backward rows split across programs (``NormConfig.split``), measured winners for 16-bit inputs on an H200 (NOTES.md,
+#: session 10), by (is_rms, ``norm_tuned_key(N)``, falling back to next_pow2(N)'s): (block_n, num_warps, programs per
+#: SM, w_in_loop). Only RMSNorm gained (LayerNorm's split rows measured 40-43% at 32768-65536, its chunked rows 40-42);
+#: the forward's split rows lost to its whole-row and chunked tiles (LN 66 vs 75%, RMS 78 vs 89% at 32768).
+NORM_SPLIT_TUNED: dict[tuple[bool, int], tuple[int, int, int, bool]] = {
+    (True, 32768): (8192, 16, 1, True),  # 64.2% (chunked 4×8192: 46.9)
+    (True, 65536): (8192, 16, 1, True),  # 62.5% (chunked 4×4096: 48.0)
+}
 
 
-def _split(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
-    """The split-row config for rows of ``n``, or None (float64, rows too short, or more pieces than can be
+def _split(is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
+    """The backward's split-row config for rows of ``n``, or None (no measured entry, or more pieces than can be
     resident)."""
-    if elem_size == 8 or n < NORM_SPLIT_MIN[kind]:
+    if elem_size != 2:
         return None
-    piece = (NORM_SPLIT_TUNED.get((kind, is_rms, norm_tuned_key(n))) if elem_size == 2 else None) \
-        or NORM_SPLIT_PIECE[kind]
+    piece = NORM_SPLIT_TUNED.get((is_rms, norm_tuned_key(n))) or NORM_SPLIT_TUNED.get((is_rms, _next_pow2(n)))
+    if piece is None:
+        return None
     block_n, warps, per_sm, w_in_loop = piece
     programs = per_sm * multiprocessor_count(device)
-    if not 2 <= -(-n // block_n) <= programs:
+    if not (n > 2 and 2 <= -(-n // block_n) <= programs):
         return None
     return NormConfig(1, block_n, False, warps, 1, programs, w_in_loop, split=True)
 
@@ -189,11 +192,8 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) 
 
 
 @functools.cache
-def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False,
-                    split: bool = True) -> NormConfig:
-    """Forward tile for rows of ``n`` elements of ``elem_size`` bytes; ``split``: split rows may be chosen."""
-    if split and (cfg := _split("fwd", is_rms, n, elem_size, device)) is not None:
-        return cfg
+def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False) -> NormConfig:
+    """Forward tile for rows of ``n`` elements of ``elem_size`` bytes."""
     tuned = _tuned("fwd", is_rms, n, elem_size, device)
     if tuned is not None:
         return tuned
@@ -213,7 +213,7 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
                     split: bool = True) -> NormConfig:
     """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy); ``split``:
     split rows may be chosen."""
-    if split and (cfg := _split("bwd", is_rms, n, elem_size, device)) is not None:
+    if split and (cfg := _split(is_rms, n, elem_size, device)) is not None:
         return cfg
     tuned = _tuned("bwd", is_rms, n, elem_size, device)
     if tuned is not None:
@@ -262,14 +262,16 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
     acc = 8 if elem_size == 8 else 4
     edges = {NORM_FWD_FUSED_MAX[acc] + 1, NORM_BWD_FUSED_MAX[acc] + 1,
              NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1,
-             NORM_PARTIAL_SUM_MIN_COLS * NORM_PARTIAL_SUM_BLOCKS + 1,  # the partial sum's blocks pass 16 columns
-             NORM_SPLIT_MIN["fwd"], NORM_SPLIT_MIN["bwd"]}  # the first split rows
+             NORM_PARTIAL_SUM_MIN_COLS * NORM_PARTIAL_SUM_BLOCKS + 1}  # the partial sum's blocks pass 16 columns
     if elem_size == 2:  # where the measured table switches to chunked rows, and from a 3P/4 entry to P's
         for kind in ("fwd", "bwd"):
             for is_rms in (False, True):
                 chunked = [n for (k, r, n), v in NORM_TUNED.items() if k == kind and r == is_rms and v[2]]
                 if chunked:
                     edges.add(min(chunked) // 2 + 1)
+                split = [n for r, n in NORM_SPLIT_TUNED if r == is_rms]
+                if kind == "bwd" and split:
+                    edges.add(min(split) // 2 + 1)
         for _, _, n in NORM_TUNED:
             if n & (n - 1):  # a 3P/4 key: its rows run from P/2 + 1 to 3P/4
                 edges.update((n * 2 // 3 + 1, n + 1))

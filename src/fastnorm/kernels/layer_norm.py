@@ -520,22 +520,22 @@ def _sum_partials_kernel(
         tl.store(DB + cols, tl.sum(db, axis=0), mask=col_mask)
 
 
-# ----------------------------------------------------------------------------- split rows
+# ----------------------------------------------------------------------------- split rows (backward)
 # A row too long for one program's registers is split into SPLIT = cdiv(N, BLOCK_N) pieces held by SPLIT programs:
-# program p holds piece j = p % SPLIT of the rows of slot p // SPLIT (rows slot, slot + SLOTS, ...), so its
-# weight piece (and, backward, its dw/db accumulators) can stay in registers across its rows. Per row, each program
-# publishes its piece's partial and waits until all SPLIT partials of the row are there, then merges them in piece
-# order (every program of the row gets bitwise the same result) and writes its piece from registers: x (and dy)
-# read once. The grid is launched cooperatively (all programs resident at once).
+# program p holds piece j = p % SPLIT of the rows of slot p // SPLIT (rows slot, slot + SLOTS, ...), so its dw/db
+# accumulators (and weight piece) stay in registers across its rows. Per row, each program publishes its piece's
+# (Σg·x̂, Σg) and waits until all SPLIT partials of the row are there, then sums them in piece order (every program
+# of the row gets bitwise the same result) and writes its piece of dx from registers: x and dy read once. A
+# program publishes its next row's partial before it collects this row's, so the wait overlaps the next row's
+# loads. The grid is launched cooperatively (all programs resident at once).
 #
 # The exchange costs one store and one poll per row, no atomics: a partial is published as 64-bit words
 # (tag << 32 | fp32 bits), which are written and read whole, so a reader that sees a word's tag sees its value. The
 # tag of round t (a slot's t-th row) is base + t + 1, where ``base`` is the epoch that the launch reads at TAGS[0]
 # and its last program advances past every tag it wrote (starting again from 0, after zeroing the buffer, before it
-# nears 2^30): words left by earlier launches carry older tags. Partials rotate through three buffers by round (see
-# ``_round_buf``). SERIAL (the interpreter runs programs one
-# after another, so no program may wait for a later one): each program forms every piece's partial itself and
-# nothing waits.
+# nears 2^30): words left by earlier launches carry older tags. Partials rotate through four buffers by round (see
+# ``_round_buf``). SERIAL (the interpreter runs programs one after another, so no program may wait for a later
+# one): each program forms every piece's partial itself and nothing waits.
 
 #: The epoch at which a launch's last program zeroes the tag buffer and starts again from 0.
 _EPOCH_LIMIT = tl.constexpr(1 << 30)
@@ -596,135 +596,6 @@ def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL: tl.constexpr):
                     tl.store(TAGS + w, tl.zeros([1024], dtype=tl.int64), mask=w < TAG_WORDS)
                 nxt = nxt * 0
             tl.store(TAGS, nxt)
-
-
-@triton.jit
-def _split_fwd_stats(s, mask, k, cnt, IS_RMS: tl.constexpr, EVEN_N: tl.constexpr):
-    """One piece ``s`` ([1, width]) of a row -> (d, a, q): LN d = s - k, a = its mean over the piece's ``cnt``
-    columns, q = Σ(d - a)² (exact two-pass partial); RMS d = s, q = Σs² (a unused)."""
-    if IS_RMS:
-        d = s
-        q = tl.sum(rounded_prod(s, s), axis=1)
-        a = q
-    else:
-        d = s - k[:, None]
-        if not EVEN_N:
-            d = tl.where(mask, d, 0.0)
-        a = tl.sum(d, axis=1) / cnt
-        dc = d - a[:, None]
-        if not EVEN_N:
-            dc = tl.where(mask, dc, 0.0)
-        q = tl.sum(rounded_prod(dc, dc), axis=1)
-    return d, a, q
-
-
-@triton.jit
-def _split_fwd_stage(X, RES, RES_OUT, TAGS, row, t, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, mask, cnt,
-                     stride_x, stride_res, stride_ro, IS_RMS: tl.constexpr, HAS_RES: tl.constexpr,
-                     EVEN_N: tl.constexpr, SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
-                     ACC: tl.constexpr):
-    """Round t of a program: row ``row``'s piece loaded (residual_out stored) and its partial published (SERIAL:
-    every piece's); -> d (LN: the piece minus the row's shift k = s[0], as _fwd_tile takes it; RMS: the piece).
-    Nothing is read or written past row M - 1."""
-    one = tl.arange(0, 1)
-    rows64 = (row + one).to(tl.int64)
-    live = rows64 < M
-    m = mask & live[:, None]
-    s = _load_sum(X, RES, RES_OUT, rows64[:, None] * stride_x + cols, rows64[:, None] * stride_res + cols,
-                  rows64[:, None] * stride_ro + cols, m, HAS_RES, HAS_RES, ACC)
-    k = tl.zeros([1], dtype=ACC)
-    if not IS_RMS:
-        k = _load_sum(X, RES, RES_OUT, rows64 * stride_x, rows64 * stride_res, rows64 * stride_ro, live, HAS_RES,
-                      False, ACC)
-    d, a, q = _split_fwd_stats(s, mask, k, cnt, IS_RMS, EVEN_N)
-    buf = _round_buf(TAGS, t, slot, SLOTS, SPLIT_P2)
-    tag = base + t + 1
-    if SERIAL:
-        for jj in range(0, SPLIT):
-            cj = jj * BLOCK_N + ar
-            mj = (cj < N) & live[:, None]
-            sj = _load_sum(X, RES, RES_OUT, rows64[:, None] * stride_x + cj, rows64[:, None] * stride_res + cj,
-                           rows64[:, None] * stride_ro + cj, mj, HAS_RES, False, ACC)
-            _, aj, qj = _split_fwd_stats(sj, cj < N, k, tl.minimum(N - jj * BLOCK_N, BLOCK_N).to(ACC), IS_RMS, EVEN_N)
-            _publish(buf, jj, aj, qj, tag, live, SPLIT_P2)
-    else:
-        _publish(buf, j, a, q, tag, live, SPLIT_P2)
-    return d
-
-
-@triton.jit
-def _norm_fwd_split_kernel(
-    X, RES, W, B, Y, RES_OUT, MEAN, RSTD, TAGS, SYNC,
-    M, N, SPLIT, SLOTS, TAG_WORDS,
-    stride_x, stride_res, stride_y, stride_ro,
-    eps: tl.float64, weight_offset: tl.float64,
-    IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
-    STORE_STATS: tl.constexpr, EVEN_N: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
-    BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
-):
-    """Forward of split rows (fp32 accumulation), two rows deep: a program publishes its next row's partial before
-    it collects this row's, so the exchange overlaps the next row's loads. Partials (LN: the piece's mean a and M2
-    q of s - k; RMS: q = Σs²) merged with Chan's formula in sum form: μ = Σ cnt_j·a_j / N, M2 = Σ q_j +
-    Σ cnt_j·(a_j - μ)². TAGS: int64 [TAG_WORDS], the epoch then the [4, SLOTS, 2, SPLIT_P2] partial words; SYNC:
-    one zeroed int32 counter (left at 0). W_IN_LOOP: weight and bias re-read per row (from L1/L2) instead of held
-    in registers."""
-    ACC: tl.constexpr = tl.float32
-    eps = tl.cast(eps, ACC)
-    weight_offset = tl.cast(weight_offset, ACC)
-    pid = tl.program_id(0)
-    j = pid % SPLIT
-    slot = pid // SPLIT
-    one = tl.arange(0, 1)
-    ar = tl.arange(0, BLOCK_N)[None, :]
-    cols = j * BLOCK_N + ar
-    mask = cols < N
-    cnt = tl.minimum(N - j * BLOCK_N, BLOCK_N).to(ACC)
-    pieces = tl.arange(0, SPLIT_P2)
-    cnt_p = tl.where(pieces < SPLIT, tl.minimum(N - pieces * BLOCK_N, BLOCK_N), 0).to(ACC)
-    base = tl.load(TAGS)
-    w = 1.0
-    b = 0.0
-    if not W_IN_LOOP:
-        if HAS_W:
-            w = tl.load(W + cols, mask=mask, other=0.0).to(ACC) + weight_offset
-        if HAS_B:
-            b = tl.load(B + cols, mask=mask, other=0.0).to(ACC)
-    d = _split_fwd_stage(X, RES, RES_OUT, TAGS, slot, 0, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, mask, cnt,
-                         stride_x, stride_res, stride_ro, IS_RMS, HAS_RES, EVEN_N, SERIAL, BLOCK_N, SPLIT_P2, ACC)
-    for row in range(slot, M, SLOTS):
-        t = (row - slot) // SLOTS
-        rows64 = (row + one).to(tl.int64)
-        d_next = _split_fwd_stage(X, RES, RES_OUT, TAGS, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT, SLOTS, cols,
-                                  ar, mask, cnt, stride_x, stride_res, stride_ro, IS_RMS, HAS_RES, EVEN_N, SERIAL,
-                                  BLOCK_N, SPLIT_P2, ACC)
-        means, qs = _collect(_round_buf(TAGS, t, slot, SLOTS, SPLIT_P2), base + t + 1, SPLIT, SERIAL, SPLIT_P2)
-        if IS_RMS:
-            var = tl.sum(qs) / N
-            mean = var
-        else:
-            mean = tl.sum(rounded_prod(cnt_p, means)) / N
-            dev = means - mean
-            var = (tl.sum(qs) + tl.sum(rounded_prod(cnt_p * dev, dev))) / N
-            d = d - mean
-        y = d * _rsqrt(var + eps, False)
-        if HAS_W:
-            if W_IN_LOOP:
-                y = y * (tl.load(W + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC) + weight_offset)
-            else:
-                y = y * w
-        if HAS_B:
-            if W_IN_LOOP:
-                y = y + tl.load(B + cols, mask=mask, other=0.0, eviction_policy="evict_last").to(ACC)
-            else:
-                y = y + b
-        tl.store(Y + rows64[:, None] * stride_y + cols, y, mask=mask)
-        if STORE_STATS:
-            first = (one + j) == 0
-            if not IS_RMS:
-                tl.store(MEAN + row + one, mean + tl.zeros([1], dtype=ACC), mask=first)
-            tl.store(RSTD + row + one, _rsqrt(var + eps, False) + tl.zeros([1], dtype=ACC), mask=first)
-        d = d_next
-    _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL)
 
 
 @triton.jit
@@ -871,11 +742,13 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
 
-def _check_pieces(cfg: NormConfig, n: int, fp64: bool) -> None:
+def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
     """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2;
-    split rows (fp32 accumulation only) in 2 to ``programs`` pieces, n > 2."""
+    split rows (backward, fp32 accumulation) in 2 to ``programs`` pieces, n > 2."""
     if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
+    if cfg.split and not backward:
+        raise ValueError(f"config {cfg} splits rows: only the backward has split rows")
     if cfg.split and (fp64 or not (n > 2 and 2 <= -(-n // cfg.block_n) <= cfg.programs)):
         raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, not {n} "
                          f"{'float64 ' if fp64 else ''}values")
@@ -926,7 +799,6 @@ def _launch_split(launcher: _Launcher, cfg: NormConfig, tensors: tuple, rest: tu
 _fwd = _Launcher(_norm_fwd_kernel)
 _bwd = _Launcher(_norm_bwd_kernel)
 _sum_partials = _Launcher(_sum_partials_kernel)
-_fwd_split = _Launcher(_norm_fwd_split_kernel)
 _bwd_split = _Launcher(_norm_bwd_split_kernel)
 
 
@@ -957,9 +829,9 @@ def norm_fwd(
     dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
-    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, not traceable)
+    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
     if config is not None:
-        _check_pieces(config, n, is_f64)
+        _check_pieces(config, n, is_f64, backward=False)
     shape = out_shape or (m, n)
     y = torch.empty(shape, dtype=x2d.dtype, device=dev)
     res_out = None
@@ -971,23 +843,17 @@ def norm_fwd(
         rstd = torch.empty((m,), dtype=stat_dtype, device=dev)
         if not is_rms:
             mean = torch.empty((m,), dtype=stat_dtype, device=dev)
-    tensors = (
-        x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
-        y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
-    )
-    scalars = (x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n, eps, weight_offset)
-    meta = {"IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
-            "STORE_STATS": store_stats}
-    if cfg.split:
-        if (not traceable and _split_programs(_fwd_split, cfg, x2d)
-                and _launch_split(_fwd_split, cfg, tensors, scalars, {**meta, "EVEN_N": int(n) % cfg.block_n == 0},
-                                  m, n)):
-            return y, res_out, mean, rstd
-        cfg = norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, False)
     num_blocks = -(-m // cfg.block_m)
     grid = (_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
-    _fwd(grid, (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
-        **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
+    _fwd(grid, (
+        x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
+        y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
+        m, n, -(-n // cfg.block_n),
+        x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n,
+        eps, weight_offset,
+    ), {
+        "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
+        "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
@@ -1026,7 +892,7 @@ def norm_bwd(
     esize = max(s2d.element_size(), dy2d.element_size())
     cfg = config or norm_bwd_config(int(n), esize, device_index(s2d), is_rms, not traceable)
     if config is not None:
-        _check_pieces(config, n, is_f64)
+        _check_pieces(config, n, is_f64, backward=True)
     dev = s2d.device
     acc_dtype = torch.float64 if is_f64 else torch.float32
     shape = out_shape or (m, n)
