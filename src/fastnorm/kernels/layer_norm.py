@@ -282,6 +282,19 @@ def _xhat(x, k, mean_r, rstd, IS_RMS: tl.constexpr):
 
 
 @triton.jit
+def _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS: tl.constexpr, ACC: tl.constexpr):
+    """What the backward needs of the forward's statistics for ``rows``: (rstd, the row shift k = x[row, 0],
+    mean·rstd as [rows, 1]); RMS: (rstd, unused, unused)."""
+    rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
+    k = rstd
+    mean_r = rstd[:, None]
+    if not IS_RMS:
+        k = tl.load(X + rows64 * stride_x, mask=row_mask, other=0.0).to(ACC)
+        mean_r = (tl.load(MEAN + rows, mask=row_mask, other=0.0) * rstd)[:, None]
+    return rstd, k, mean_r
+
+
+@triton.jit
 def _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd, weight_offset, N,
                IS_RMS: tl.constexpr, HAS_W: tl.constexpr, ACC: tl.constexpr):
     """One chunk ``ccols`` of long rows in the backward -> (column mask, tile mask, dy, x̂, g = dy·(w + offset))."""
@@ -388,12 +401,7 @@ def _norm_bwd_kernel(
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
             row_mask = rows < M
             rows64 = rows.to(tl.int64)
-            rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
-            k = rstd  # LayerNorm's row shift and mean·rstd (unused by RMS)
-            mean_r = rstd[:, None]
-            if not IS_RMS:
-                k = tl.load(X + rows64 * stride_x, mask=row_mask, other=0.0).to(ACC)
-                mean_r = (tl.load(MEAN + rows, mask=row_mask, other=0.0) * rstd)[:, None]
+            rstd, k, mean_r = _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS, ACC)
             mask, dy, xhat, g = _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r,
                                            rstd, w, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
             # The parameter sums first: dy is dead before the row reductions, which g and x̂ alone cross.
@@ -623,12 +631,7 @@ def _split_bwd_stage(X, DY, W, MEAN, RSTD, TAGS, row, t, base, slot, j, M, N, SP
     rows = row + one
     live = rows < M
     rows64 = rows.to(tl.int64)
-    rstd = tl.load(RSTD + rows, mask=live, other=0.0)
-    k = rstd  # LayerNorm's row shift and mean·rstd (unused by RMS)
-    mean_r = rstd[:, None]
-    if not IS_RMS:
-        k = tl.load(X + rows64 * stride_x, mask=live, other=0.0).to(ACC)
-        mean_r = (tl.load(MEAN + rows, mask=live, other=0.0) * rstd)[:, None]
+    rstd, k, mean_r = _saved_stats(X, MEAN, RSTD, rows, rows64, live, stride_x, IS_RMS, ACC)
     _, dy, xhat, g = _bwd_piece(X, DY, W, rows64, live, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w,
                                 weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
     if HAS_W:
