@@ -240,8 +240,8 @@ def test_split_rows_small(device, is_rms, m, n, cfg):
 
 def test_split_config_checks_and_choice(device):
     """A given split config must be the backward's and cut rows into 2 to ``programs`` pieces (n > 2, not
-    float64); the heuristic splits 16-bit rows where NORM_SPLIT_TUNED has an entry, unless asked not to (traced
-    launches) or the pieces cannot all be resident."""
+    float64); the heuristic splits 16-bit rows where NORM_SPLIT_TUNED has an entry (rows past its longest key take
+    that entry), unless asked not to (traced launches) or the pieces cannot all be resident."""
     x = _rand((2, 100), torch.float32, device, 1)
     y, _, _, rstd = K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True)
     with pytest.raises(ValueError, match="only the backward"):
@@ -254,19 +254,24 @@ def test_split_config_checks_and_choice(device):
     with pytest.raises(ValueError, match="float64"):
         K.norm_bwd(x.double(), x.double(), None, False, None, rstd.double(), None, torch.float64, None, 1e-5, 0.0,
                    True, config=C.NormConfig(1, 32, False, 4, programs=8, split=True))
+    def first_row(is_rms, key):  # the first row of an entry: past 2P/3 for a 3P/4 key, else past its 3P/4 key's
+        if key & (key - 1):
+            return key * 2 // 3 + 1
+        return key * 3 // 4 + 1 if (is_rms, key * 3 // 4) in C.NORM_SPLIT_TUNED else key // 2 + 1
+
     for (is_rms, key), (block_n, _, per_sm, _) in C.NORM_SPLIT_TUNED.items():
         resident = per_sm * C.multiprocessor_count(None)
-        for n in (key // 2 + 1, key):  # the first and last rows of the entry (a 3P/4 key has none of its own)
-            fits = -(-n // block_n) <= resident
-            assert C.norm_bwd_config(n, 2, None, is_rms).split == fits
+        for n in (first_row(is_rms, key), key):
+            assert C.norm_bwd_config(n, 2, None, is_rms).split == (-(-n // block_n) <= resident)
             assert not C.norm_bwd_config(n, 2, None, is_rms, False).split and not C.norm_bwd_config(n, 4, None).split
-            assert not C.norm_bwd_config(n, 2, None, not is_rms).split or (not is_rms, key) in C.NORM_SPLIT_TUNED
-    monkeypatch = pytest.MonkeyPatch()
-    with monkeypatch.context() as mp:  # a device of many SMs: every tuned size splits
+    with pytest.MonkeyPatch.context() as mp:  # a device of many SMs: every tuned size splits, and longer rows too
         mp.setattr(C, "multiprocessor_count", lambda device: 1024)
         for is_rms, key in C.NORM_SPLIT_TUNED:
-            assert C.norm_bwd_config(key // 2 + 1, 2, None, is_rms).split
+            assert C.norm_bwd_config(first_row(is_rms, key), 2, None, is_rms).split
             assert C.norm_bwd_config(key, 2, None, is_rms).split
+        longest = max(k for _, k in C.NORM_SPLIT_TUNED)
+        assert C.norm_bwd_config(4 * longest, 2, None, True).split
+        assert not C.norm_bwd_config(16384, 2, None, True).split  # whole rows
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
@@ -317,10 +322,10 @@ def test_split_refused_falls_back(monkeypatch, device, is_rms):
 
 @pytest.mark.gpu
 def test_split_rows_gpu(monkeypatch):
-    """The backward's split rows at full size: RMSNorm through the public functions with the launch heuristic (many
-    rounds per slot, launch after launch on fresh data sharing the stream's buffers — a launch reading another's
-    partials, or a round reading the wrong buffer, would show — the first shape's later calls replayed), LayerNorm
-    and the fused residual by an explicit config; the counters back at 0, the tag epoch wrapped near its limit."""
+    """The backward's split rows at full size through the public functions with the launch heuristic (many rounds
+    per slot, launch after launch on fresh data sharing the stream's buffers — a launch reading another's partials,
+    or a round reading the wrong buffer, would show — the first shape's later calls replayed), the fused residual by
+    an explicit config; the counters back at 0, the tag epoch wrapped near its limit."""
     from fastnorm.kernels._exchange import SYNC_BUFFERS
 
     replays = watch_replays(monkeypatch)
@@ -331,6 +336,13 @@ def test_split_rows_gpu(monkeypatch):
         w = _rand((n,), torch.bfloat16, "cuda", seed + 1, offset=1.0)
         dy = _rand((m, n), torch.bfloat16, "cuda", seed + 3)
         _check_all(True, x, n, w, None, 1e-5, dy)
+    for seed, (m, n) in enumerate([(2001, 20480), (500, 65536), (64, 262144)]):  # LayerNorm's entries
+        assert C.norm_bwd_config(n, 2, 0, False).split
+        x = _rand((m, n), torch.bfloat16, "cuda", seed, offset=0.5)
+        w = _rand((n,), torch.bfloat16, "cuda", seed + 1, offset=1.0)
+        b = _rand((n,), torch.bfloat16, "cuda", seed + 2)
+        dy = _rand((m, n), torch.bfloat16, "cuda", seed + 3)
+        _check_all(False, x, n, w, b, 1e-5, dy)
     split = C.NormConfig(1, 8192, False, 16, 1, C.multiprocessor_count(0), True, split=True)
     for is_rms in (False, True):
         _check_config("cuda", is_rms, 1501, 40000, split, fwd_cfg=None)

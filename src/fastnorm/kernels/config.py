@@ -31,9 +31,9 @@ def device_index(t: torch.Tensor) -> int | None:
 #   small N:  a tile of BLOCK_M rows per program, whole rows in registers;
 #   medium N: one row (or a few) per program, whole row in registers, more warps as N grows;
 #   large N:  rows walked in chunks of BLOCK_N (Chan-merged statistics, a second pass re-reads from L2); the
-#             RMSNorm backward's rows split across programs of BLOCK_N columns that exchange their row sums (one
-#             read; a cooperative launch) where measured faster, unless that cannot run (torch.compile's traced
-#             launches, a device refusing every grid that holds a row's pieces).
+#             backward's rows split across programs of BLOCK_N columns that exchange their row sums (one read; a
+#             cooperative launch) where measured faster, unless that cannot run (torch.compile's traced launches,
+#             a device refusing every grid that holds a row's pieces).
 # The backward runs a persistent grid of `programs` (a multiple of the SM count) walking row blocks.
 
 
@@ -146,12 +146,19 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
 
 
 #: Backward rows split across programs (``NormConfig.split``), measured winners for 16-bit inputs on an H200 (NOTES.md,
-#: session 10), by (is_rms, ``norm_tuned_key(N)``, falling back to next_pow2(N)'s): (block_n, num_warps, programs per
-#: SM, w_in_loop). Only RMSNorm gained (LayerNorm's split rows measured 40-43% at 32768-65536, its chunked rows 40-42);
-#: the forward's split rows lost to its whole-row and chunked tiles (LN 66 vs 75%, RMS 78 vs 89% at 32768).
+#: session 10), by (is_rms, ``norm_tuned_key(N)``, falling back to next_pow2(N)'s; rows longer than the longest key
+#: take its entry): (block_n, num_warps, programs per SM, w_in_loop). Kernels only, % of copy against the chunked rows
+#: of the same run. LayerNorm at 32768 keeps its chunked rows (42.7 split vs 41.5). The forward's split rows lost to
+#: its whole-row and chunked tiles (LN 66 vs 75%, RMS 78 vs 89% at 32768) and are not built.
 NORM_SPLIT_TUNED: dict[tuple[bool, int], tuple[int, int, int, bool]] = {
-    (True, 32768): (8192, 16, 1, True),  # 64.2% (chunked 4×8192: 46.9)
-    (True, 65536): (8192, 16, 1, True),  # 62.5% (chunked 4×4096: 48.0)
+    (False, 24576): (2048, 8, 2, False),  # 45.3% at 20480 (chunked: 37.1)
+    (False, 65536): (2048, 8, 2, False),  # 41.7% (chunked: 39.5)
+    (False, 131072): (8192, 16, 1, True),  # 42.9% (chunked: 14.2)
+    (False, 262144): (8192, 16, 1, True),  # 49.0% (chunked: 14.2)
+    (True, 32768): (8192, 16, 1, True),  # 64.2% (chunked: 46.9); 54.9% at 20480 (46.4)
+    (True, 65536): (8192, 16, 1, True),  # 62.5% (chunked: 48.0)
+    (True, 131072): (8192, 16, 1, True),  # 61.3% (chunked: 19.9)
+    (True, 262144): (8192, 16, 1, False),  # 63.6% (chunked: 19.9)
 }
 
 
@@ -160,7 +167,12 @@ def _split(is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConf
     resident)."""
     if elem_size != 2:
         return None
-    piece = NORM_SPLIT_TUNED.get((is_rms, norm_tuned_key(n))) or NORM_SPLIT_TUNED.get((is_rms, _next_pow2(n)))
+    keys = [k for r, k in NORM_SPLIT_TUNED if r == is_rms]
+    if not keys:
+        return None
+    p = _next_pow2(n)
+    piece = (NORM_SPLIT_TUNED.get((is_rms, norm_tuned_key(n))) or NORM_SPLIT_TUNED.get((is_rms, p))
+             or (NORM_SPLIT_TUNED[(is_rms, max(keys))] if p > max(keys) else None))
     if piece is None:
         return None
     block_n, warps, per_sm, w_in_loop = piece
@@ -270,8 +282,8 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
                 if chunked:
                     edges.add(min(chunked) // 2 + 1)
                 split = [n for r, n in NORM_SPLIT_TUNED if r == is_rms]
-                if kind == "bwd" and split:
-                    edges.add(min(split) // 2 + 1)
+                if kind == "bwd" and split:  # the first split rows (a 3P/4 key's are below its P/2 + 1)
+                    edges.add(min(split) * 2 // 3 + 1 if min(split) & (min(split) - 1) else min(split) // 2 + 1)
         for _, _, n in NORM_TUNED:
             if n & (n - 1):  # a 3P/4 key: its rows run from P/2 + 1 to 3P/4
                 edges.update((n * 2 // 3 + 1, n + 1))
