@@ -598,7 +598,7 @@ def test_resident_counters_left_zeroed(request, monkeypatch, shape, cl, tiny_ite
         _check_bn(x, w, b, rm, rv, training=True)
     torch.cuda.synchronize()
     assert len(calls) == 3 and not K._RESIDENT_REFUSED
-    assert all(not buf.any() for buf in SYNC_BUFFERS.values())
+    assert all(not buf.any() for key, buf in SYNC_BUFFERS.items() if key[2] == "counters")
 
 
 def test_resident_refused_falls_back(monkeypatch, device):
@@ -672,4 +672,5 @@ def test_replayed_calls_match_the_reference(monkeypatch, cl, training, train_pat
         _check_bn(x, w, b, rm, rv, training=training, activation="relu", seed=seed + 10, dy_like_x=True)
     assert len(replays) >= 4  # forward and backward of the last two calls
     torch.cuda.synchronize()
-    assert all(not buf.any() for buf in SYNC_BUFFERS.values())  # the replays left the shared counters at 0
+    # the replays left the shared counters at 0
+    assert all(not buf.any() for key, buf in SYNC_BUFFERS.items() if key[2] == "counters")

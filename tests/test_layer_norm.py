@@ -320,6 +320,32 @@ def test_split_refused_falls_back(monkeypatch, device, is_rms):
         K.norm_bwd(dy, x, w, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms, config=cfg)
 
 
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_split_rows_tag_epoch(monkeypatch, device, is_rms):
+    """The tag words kept across launches (as on a CUDA stream): a launch's tags run from its epoch + 1, its last
+    program moves the epoch past them (by cdiv(M, slots) + 1), and near 2^30 zeroes the words and starts from 0;
+    the interpreter checks every collected partial's tag."""
+    words = torch.zeros(4096, dtype=torch.int64, device=device)
+    monkeypatch.setattr(K, "tag_words", lambda n, dev: words)
+    cfg = C.NormConfig(1, 32, False, 4, programs=8, split=True)  # rows of 100: 4 pieces, 2 slots of 4 and 3 rows
+    expected = [5, 10, 0, 5]
+    for step, epoch in enumerate(expected):
+        if epoch == 0:
+            words[0] = (1 << 30) - 3
+            words[1:] = 12345  # old words (tag 0): zeroed by the wrap
+        x = _rand((7, 100), torch.float32, device, step)
+        w = _rand((100,), torch.float32, device, step + 1)
+        dy = _rand((7, 100), torch.float32, device, step + 2)
+        _, _, mean, rstd = K.norm_fwd(x, w, None, None, 1e-5, 0.0, is_rms, None, True)
+        dx, _, dw, _ = K.norm_bwd(dy, x, w, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms, config=cfg)
+        _, rdx, rdw, _ = _reference(is_rms, x, w, None, 1e-5, dy)
+        assert_close("dx", dx, rdx, torch.float32)
+        assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+        assert words[0].item() == epoch
+        if epoch == 0:
+            assert not words[1:].any()
+
+
 @pytest.mark.gpu
 def test_split_rows_gpu(monkeypatch):
     """The backward's split rows at full size through the public functions with the launch heuristic (many rounds
@@ -348,8 +374,8 @@ def test_split_rows_gpu(monkeypatch):
         _check_config("cuda", is_rms, 1501, 40000, split, fwd_cfg=None)
     torch.cuda.synchronize()
     assert all(K._SPLIT_FIT.values()) and len(replays) >= 2
-    assert all(not buf.any() for key, buf in SYNC_BUFFERS.items() if key[3] == "counters")
-    (tags,) = [buf for key, buf in SYNC_BUFFERS.items() if key[3] == "split rows"]
+    assert all(not buf.any() for key, buf in SYNC_BUFFERS.items() if key[2] == "counters")
+    tags = SYNC_BUFFERS[(0, torch.cuda.current_stream().cuda_stream, "split rows")]
     assert 0 < tags[0].item() < 1 << 30 and tags[1:].any()
     tags[0] = (1 << 30) - 5  # the launch's last program zeroes the tag words and starts again from 0
     for seed in (7, 8):

@@ -4,7 +4,8 @@ buffers the launches share.
 
 A program that waits for others (:func:`gather`) relies on them being resident at the same time: such launches
 are cooperative (CUDA refuses them when the grid does not fit at once) or order their work so that every item
-waited for is held by a program that never waits. Every launch leaves its counters at 0 again.
+waited for is held by a program that never waits. Every launch leaves its counters at 0 again; the split norm
+rows' tag words are the exception (:func:`tag_words`).
 """
 
 from __future__ import annotations
@@ -48,14 +49,24 @@ def gather(count_ptr, expected):
     return seen
 
 
-#: Zeroed buffers per (device, stream, dtype, pool) for the eager launches (see ``zeroed_counters``).
+#: The per-stream buffers of the eager launches, by (device, stream, pool) (see ``zeroed_counters``, ``tag_words``).
 SYNC_BUFFERS: dict[tuple, torch.Tensor] = {}
 
 
-def zeroed_counters(n: int, device: torch.device, dtype: torch.dtype = torch.int32,
-                    pool: str = "counters") -> torch.Tensor:
-    """At least ``n`` zeroed words (int32 counters) for a launch that leaves them as its pool's launches expect
-    them: counters at 0 again; another ``pool`` keeps its own buffer and rule (the split norm rows' tag words).
+def zeroed_counters(n: int, device: torch.device) -> torch.Tensor:
+    """At least ``n`` zeroed int32 counters for a launch that leaves them at 0 again (pool "counters")."""
+    return _stream_buffer(n, device, torch.int32, "counters")
+
+
+def tag_words(n: int, device: torch.device) -> torch.Tensor:
+    """At least ``n`` int64 words, zeroed when new, that the split norm rows' launches keep their round tags in
+    (pool "split rows"): word 0 holds the epoch the next launch's tags start from, the rest tags older than it
+    (``layer_norm``'s split-rows section). Not left at 0."""
+    return _stream_buffer(n, device, torch.int64, "split rows")
+
+
+def _stream_buffer(n: int, device: torch.device, dtype: torch.dtype, pool: str) -> torch.Tensor:
+    """At least ``n`` values of ``pool``'s buffer for the current stream.
 
     Launches on one stream run one after another, so eager launches on a CUDA stream share one buffer per pool
     (a new zeroed one when a launch needs more): no allocation and no zero-fill launch per call. Under CUDA-graph
@@ -64,7 +75,7 @@ def zeroed_counters(n: int, device: torch.device, dtype: torch.dtype = torch.int
     if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
         return torch.zeros(n, dtype=dtype, device=device)
     index = device.index if device.index is not None else torch.cuda.current_device()
-    key = (index, torch._C._cuda_getCurrentRawStream(index), dtype, pool)
+    key = (index, torch._C._cuda_getCurrentRawStream(index), pool)
     buf = SYNC_BUFFERS.get(key)
     if buf is None or buf.numel() < n:
         buf = SYNC_BUFFERS[key] = torch.zeros(max(n, 4096), dtype=dtype, device=device)

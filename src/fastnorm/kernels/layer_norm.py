@@ -25,11 +25,15 @@ Backward, with ``g = dy · (w + offset)`` and ``x̂ = ((s - k) - μ) · rstd``::
 
 over a persistent grid of ``G`` programs: program ``p`` walks row blocks ``p, p + G, …``, keeps its
 dw/db partial in registers (or, for chunked rows, in its own row of the partial buffer) and writes one
-``[G, N]`` partial row; a second kernel sums the ``G`` partials in a fixed order. No atomics, so the
-result is bitwise identical run to run.
+``[G, N]`` partial row; a second kernel sums the ``G`` partials in a fixed order. Rows of 16-bit input
+past 16384 are read twice that way (chunked), or, where measured faster, split across the programs of one
+cooperative launch (the "split rows" section below); their partial rows are the launch's slots. No float
+atomics, so the result is bitwise identical run to run (for a given device and launch path).
 
 Launchers take ``traceable``: inside a ``torch.library.triton_op`` body the kernels must be called
-through ``wrap_triton`` (so torch.compile can trace them); the eager path calls them directly.
+through ``wrap_triton`` (so torch.compile can trace them); the eager path calls them directly. Traced
+launches cannot be cooperative: their split-size rows take the chunked kernel, whose dw/db and dx can differ
+from the eager ones in the last bits.
 """
 
 from __future__ import annotations
@@ -40,8 +44,8 @@ import triton.language as tl
 from torch._subclasses.fake_tensor import is_fake
 
 from .._runtime import INTERPRETER
-from ._exchange import arrive, zeroed_counters
-from ._launch import _Launcher
+from ._exchange import arrive, tag_words, zeroed_counters
+from ._launch import _launch_args, _Launcher
 from ._reduce import rounded_prod
 from ._replay import scratch
 from .config import (
@@ -560,8 +564,10 @@ def _publish(buf, j, a, q, tag, live, SPLIT_P2: tl.constexpr):
     """Publish piece j's partial (a, q) ([1] each) for round ``tag`` in ``buf`` (a words, then q words), where
     ``live`` ([1]: the round has a row)."""
     one = tl.arange(0, 1)
-    tl.store(buf + j + one, _tagged(a, tag), mask=live)
-    tl.store(buf + SPLIT_P2 + j + one, _tagged(q, tag), mask=live)
+    # Relaxed atomic stores: single-copy atomic 64-bit writes under the PTX memory model, which the readers' polls
+    # (volatile loads) may race with.
+    tl.atomic_xchg(buf + j + one, _tagged(a, tag), mask=live, sem="relaxed", scope="gpu")
+    tl.atomic_xchg(buf + SPLIT_P2 + j + one, _tagged(q, tag), mask=live, sem="relaxed", scope="gpu")
 
 
 @triton.jit
@@ -575,35 +581,38 @@ def _round_buf(TAGS, t, slot, SLOTS, SPLIT_P2: tl.constexpr):
 @triton.jit
 def _collect(buf, tag, SPLIT, SERIAL: tl.constexpr, SPLIT_P2: tl.constexpr):
     """The SPLIT partials (a, q) of ``buf`` as [SPLIT_P2] fp32 vectors (0 past SPLIT), once all carry ``tag``
-    (polled with volatile loads; SERIAL: already there)."""
+    (polled with volatile loads). SERIAL: this program published them all just before; a word with another tag
+    (a wrong tag or buffer) gives NaN, which the tests see."""
     pieces = tl.arange(0, SPLIT_P2)
     pmask = pieces < SPLIT
     wa = tl.load(buf + pieces, mask=pmask, other=0, volatile=True)
     wq = tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0, volatile=True)
+    ok = (((wa >> 32) == tag) & ((wq >> 32) == tag)) | ~pmask
     if not SERIAL:
-        ready = tl.min((((wa >> 32) == tag) & ((wq >> 32) == tag) | ~pmask).to(tl.int32))
-        while ready == 0:
+        while tl.min(ok.to(tl.int32)) == 0:
             wa = tl.load(buf + pieces, mask=pmask, other=0, volatile=True)
             wq = tl.load(buf + SPLIT_P2 + pieces, mask=pmask, other=0, volatile=True)
-            ready = tl.min((((wa >> 32) == tag) & ((wq >> 32) == tag) | ~pmask).to(tl.int32))
+            ok = (((wa >> 32) == tag) & ((wq >> 32) == tag)) | ~pmask
     a = tl.where(pmask, wa.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
     q = tl.where(pmask, wq.to(tl.int32).to(tl.float32, bitcast=True), 0.0)
+    if SERIAL:
+        a = tl.where(ok, a, float("nan"))
+        q = tl.where(ok, q, float("nan"))
     return a, q
 
 
 @triton.jit
-def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL: tl.constexpr):
+def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS):
     """After a program's last row: the launch's last program moves the epoch past every tag the launch wrote
     (zeroing the buffer and starting from 0 before it nears 2^30); SYNC is left at 0."""
-    if not SERIAL:
-        if arrive(SYNC, tl.num_programs(0)):
-            nxt = base + tl.cdiv(M, SLOTS) + 1
-            if nxt >= _EPOCH_LIMIT:
-                for w0 in range(1, TAG_WORDS, 1024):
-                    w = w0 + tl.arange(0, 1024)
-                    tl.store(TAGS + w, tl.zeros([1024], dtype=tl.int64), mask=w < TAG_WORDS)
-                nxt = nxt * 0
-            tl.store(TAGS, nxt)
+    if arrive(SYNC, tl.num_programs(0)):
+        nxt = base + tl.cdiv(M, SLOTS) + 1
+        if nxt >= _EPOCH_LIMIT:
+            for w0 in range(1, TAG_WORDS, 1024):
+                w = w0 + tl.arange(0, 1024)
+                tl.store(TAGS + w, tl.zeros([1024], dtype=tl.int64), mask=w < TAG_WORDS)
+            nxt = nxt * 0
+        tl.store(TAGS, nxt)
 
 
 @triton.jit
@@ -707,7 +716,7 @@ def _norm_bwd_split_kernel(
         tl.store(DW_PART + part + cols, dw_acc, mask=col_mask)
     if HAS_B:
         tl.store(DB_PART + part + cols, db_acc, mask=col_mask)
-    _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS, SERIAL)
+    _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS)
 
 
 # ----------------------------------------------------------------------------- launchers
@@ -747,25 +756,32 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
 
 def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
     """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2;
-    split rows (backward, fp32 accumulation) in 2 to ``programs`` pieces, n > 2."""
+    split rows (the backward, fp32 accumulation): one row per program, one piece of a power-of-two block_n, in 2 to
+    ``programs`` pieces, n > 2."""
     if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
-    if cfg.split and not backward:
+    if not cfg.split:
+        return
+    if not backward:
         raise ValueError(f"config {cfg} splits rows: only the backward has split rows")
-    if cfg.split and (fp64 or not (n > 2 and 2 <= -(-n // cfg.block_n) <= cfg.programs)):
+    if cfg.block_m != 1 or cfg.chunked or cfg.block_n2 or cfg.num_stages != 1 or cfg.block_n & (cfg.block_n - 1):
+        raise ValueError(f"config {cfg} splits rows: block_m 1, one power-of-two piece, not chunked, one stage")
+    if fp64 or not (n > 2 and 2 <= -(-n // cfg.block_n) <= cfg.programs):
         raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, not {n} "
                          f"{'float64 ' if fp64 else ''}values")
 
 
-#: Programs of a split config that CUDA held at once, where it refused ``config.programs`` (the registers a
-#: specialization takes differ, e.g. by dtype): by (launcher, device, config, input dtype); halved until a
-#: cooperative launch was accepted, 0 when none was (those rows take the unsplit kernels).
+#: Programs of a split launch that CUDA held at once, where it refused ``config.programs``: by the launch's
+#: specialization (launcher, device, config, constexprs, and what Triton specializes its tensors and sizes on:
+#: registers differ between binaries); halved until a cooperative launch was accepted, 0 when none was (those rows
+#: take the unsplit kernel). One specialization always runs on the same slots, so its dw/db are summed in the same
+#: order call after call.
 _SPLIT_FIT: dict = {}
 
 
-def _split_programs(launcher: _Launcher, cfg: NormConfig, t: torch.Tensor) -> int:
-    """Programs a split launch of ``cfg`` on ``t``'s rows may use (0: none, take the unsplit kernels)."""
-    return _SPLIT_FIT.get((launcher, t.device, cfg, t.dtype), cfg.programs)
+def _split_key(launcher: _Launcher, cfg: NormConfig, tensors: tuple, sizes: tuple, meta: dict) -> tuple:
+    """``_SPLIT_FIT``'s key of a split launch: its binary's (``tensors`` without the per-call partial buffers)."""
+    return (launcher, tensors[0].device, cfg, tuple(meta.items()), *_launch_args((*tensors, *sizes))[0])
 
 
 def _split_slots(cfg: NormConfig, programs: int, m: int, n: int) -> int:
@@ -773,18 +789,18 @@ def _split_slots(cfg: NormConfig, programs: int, m: int, n: int) -> int:
     return min(m, programs // -(-n // cfg.block_n))
 
 
-def _launch_split(launcher: _Launcher, cfg: NormConfig, tensors: tuple, rest: tuple, meta: dict, m: int,
+def _launch_split(launcher: _Launcher, cfg: NormConfig, key: tuple, tensors: tuple, rest: tuple, meta: dict, m: int,
                   n: int) -> int:
-    """One cooperative launch of a split-row kernel (its tag buffer and counter added after ``tensors``) -> the
-    slots it ran. Where CUDA refuses the grid (before anything runs), again on half the programs, as long as a
-    row's pieces fit; 0, with nothing written, when none was accepted. What fitted is kept in ``_SPLIT_FIT``."""
+    """One cooperative launch of a split-row kernel on at most ``_SPLIT_FIT.get(key, cfg.programs)`` programs (its
+    tag buffer and counter added after ``tensors``) -> the slots it ran. Where CUDA refuses the grid (before anything
+    runs), again on half the programs, as long as a row's pieces fit; 0, with nothing written, when none was
+    accepted. What fitted is kept in ``_SPLIT_FIT`` under ``key``."""
     dev = tensors[0].device
-    key = (launcher, dev, cfg, tensors[0].dtype)
     pieces = -(-n // cfg.block_n)
     p2 = triton.next_power_of_2(pieces)
-    programs = _split_programs(launcher, cfg, tensors[0])
+    programs = _SPLIT_FIT.get(key, cfg.programs)
     while (slots := _split_slots(cfg, programs, m, n)) > 0:
-        tags = zeroed_counters(1 + 4 * slots * 2 * p2, dev, torch.int64, "split rows")
+        tags = tag_words(1 + 4 * slots * 2 * p2, dev)
         try:
             launcher((slots * pieces,), (*tensors, tags, zeroed_counters(1, dev), m, n, pieces, slots, tags.numel(),
                                          *rest),
@@ -917,10 +933,13 @@ def norm_bwd(
         )
 
     g = 0
-    if cfg.split and not traceable and (programs := _split_programs(_bwd_split, cfg, s2d)):
-        # The partials hold the slots of the programs tried first; a launch on fewer uses their first rows.
-        _, dw_part, db_part, tensors = with_partials(_split_slots(cfg, programs, m, n))
-        g = _launch_split(_bwd_split, cfg, tensors, scalars, meta, m, n)
+    if cfg.split and not traceable:
+        fixed = with_partials(0)[3][:8]  # the launch's tensors but the partials, which are allocated for it
+        key = _split_key(_bwd_split, cfg, fixed, (m, n, *scalars), meta)
+        if programs := _SPLIT_FIT.get(key, cfg.programs):
+            # The partials hold the slots of the programs tried first; a launch on fewer uses their first rows.
+            _, dw_part, db_part, tensors = with_partials(_split_slots(cfg, programs, m, n))
+            g = _launch_split(_bwd_split, cfg, key, tensors, scalars, meta, m, n)
     if not g:
         if cfg.split:
             cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, False)
