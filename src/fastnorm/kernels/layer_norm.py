@@ -320,6 +320,20 @@ def _add_pairs(a1, a2, b1, b2):
 
 
 @triton.jit
+def _row_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
+    """The backward's row sums of a tile, (Σg·x̂, Σg) per row (RMS: Σg·x̂ twice); PAIR_SUMS forms both in one
+    reduction (one exchange across warps instead of two)."""
+    if IS_RMS or not PAIR_SUMS:
+        p1 = tl.sum(rounded_prod(g, xhat), axis=1)
+        p2 = p1
+        if not IS_RMS:
+            p2 = tl.sum(g, axis=1)
+    else:
+        p1, p2 = tl.reduce((rounded_prod(g, xhat), g), 1, _add_pairs)
+    return p1, p2
+
+
+@triton.jit
 def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w, weight_offset,
                IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
     """Columns ``cols`` ([1, width]) of whole rows in the backward -> (tile mask, dy, x̂, g = dy·(w + offset)); the
@@ -413,13 +427,7 @@ def _norm_bwd_kernel(
                 dw_acc += dy * xhat
             if HAS_B:
                 db_acc += dy
-            if IS_RMS or not PAIR_SUMS:
-                c1 = tl.sum(rounded_prod(g, xhat), axis=1)
-                c2 = c1
-                if not IS_RMS:
-                    c2 = tl.sum(g, axis=1)
-            else:  # both row sums in one reduction: one exchange across warps instead of two
-                c1, c2 = tl.reduce((rounded_prod(g, xhat), g), 1, _add_pairs)
+            c1, c2 = _row_sums(g, xhat, IS_RMS, PAIR_SUMS)
             if TWO:
                 mask2, dy2, xhat2, g2 = _bwd_piece(X, DY, W, rows64, row_mask, cols2, col_mask2, stride_x, stride_dy,
                                                    k, mean_r, rstd, w2, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
@@ -427,14 +435,9 @@ def _norm_bwd_kernel(
                     dw_acc2 += dy2 * xhat2
                 if HAS_B:
                     db_acc2 += dy2
-                if IS_RMS or not PAIR_SUMS:
-                    c1 += tl.sum(rounded_prod(g2, xhat2), axis=1)
-                    if not IS_RMS:
-                        c2 += tl.sum(g2, axis=1)
-                else:
-                    p1, p2 = tl.reduce((rounded_prod(g2, xhat2), g2), 1, _add_pairs)
-                    c1 += p1
-                    c2 += p2
+                p1, p2 = _row_sums(g2, xhat2, IS_RMS, PAIR_SUMS)
+                c1 += p1
+                c2 += p2
             c1 = c1 / N
             c2 = c2 / N
             _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1, c2, rstd, eps, N, stride_dx, stride_dres,
@@ -541,7 +544,7 @@ def _sum_partials_kernel(
 # program publishes its next row's partial before it collects this row's, so the wait overlaps the next row's
 # loads. The grid is launched cooperatively (all programs resident at once).
 #
-# The exchange costs one store and one poll per row, no atomics: a partial is published as 64-bit words
+# The exchange costs one store and one poll per row, no counters: a partial is published as 64-bit words
 # (tag << 32 | fp32 bits), which are written and read whole, so a reader that sees a word's tag sees its value. The
 # tag of round t (a slot's t-th row) is base + t + 1, where ``base`` is the epoch that the launch reads at TAGS[0]
 # and its last program advances past every tag it wrote (starting again from 0, after zeroing the buffer, before it
@@ -616,19 +619,6 @@ def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS):
 
 
 @triton.jit
-def _split_bwd_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
-    """A piece's row sums (Σg·x̂, Σg) ([1] each; RMS: Σg·x̂ twice)."""
-    if IS_RMS or not PAIR_SUMS:
-        p1 = tl.sum(rounded_prod(g, xhat), axis=1)
-        p2 = p1
-        if not IS_RMS:
-            p2 = tl.sum(g, axis=1)
-    else:
-        p1, p2 = tl.reduce((rounded_prod(g, xhat), g), 1, _add_pairs)
-    return p1, p2
-
-
-@triton.jit
 def _split_bwd_stage(X, DY, W, MEAN, RSTD, TAGS, row, t, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, col_mask, w,
                      weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS: tl.constexpr, HAS_W: tl.constexpr,
                      HAS_B: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
@@ -654,10 +644,10 @@ def _split_bwd_stage(X, DY, W, MEAN, RSTD, TAGS, row, t, base, slot, j, M, N, SP
             cj = jj * BLOCK_N + ar
             _, _, xj, gj = _bwd_piece(X, DY, W, rows64, live, cj, cj < N, stride_x, stride_dy, k, mean_r, rstd, 0.0,
                                       weight_offset, IS_RMS, HAS_W, True, ACC)
-            q1, q2 = _split_bwd_sums(gj, xj, IS_RMS, PAIR_SUMS)
+            q1, q2 = _row_sums(gj, xj, IS_RMS, PAIR_SUMS)
             _publish(buf, jj, q1, q2, tag, live, SPLIT_P2)
     else:
-        p1, p2 = _split_bwd_sums(g, xhat, IS_RMS, PAIR_SUMS)
+        p1, p2 = _row_sums(g, xhat, IS_RMS, PAIR_SUMS)
         _publish(buf, j, p1, p2, tag, live, SPLIT_P2)
     return g, xhat, rstd, dw_acc, db_acc
 
@@ -672,8 +662,8 @@ def _norm_bwd_split_kernel(
     HAS_DRES: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
     BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
 ):
-    """Backward of split rows (fp32 accumulation), two rows deep as the forward: the pieces' (Σg·x̂, Σg) exchanged
-    and summed in piece order; dw/db accumulated per program in registers and written to row ``slot`` of the
+    """Backward of split rows (fp32 accumulation), two rows deep: the pieces' (Σg·x̂, Σg) exchanged and summed in
+    piece order; dw/db accumulated per program in registers and written to row ``slot`` of the
     [SLOTS, N] partials (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed
     here)."""
     ACC: tl.constexpr = tl.float32
@@ -923,28 +913,28 @@ def norm_bwd(
     meta = {"IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
             "HAS_DRES": dres is not None, "PAIR_SUMS": norm_bwd_pair_sums(cfg)}
 
-    def with_partials(g: int) -> tuple[int, torch.Tensor | None, torch.Tensor | None, tuple]:
+    inputs = (dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
+              dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres)
+
+    def with_partials(g: int) -> tuple[torch.Tensor | None, torch.Tensor | None, tuple]:
+        """The [g, N] dw/db partial rows and the launch's tensors."""
         dw_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_w else None
         db_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_bias else None
-        return g, dw_part, db_part, (
-            dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
-            dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres,
-            dx if dw_part is None else dw_part, dx if db_part is None else db_part,
-        )
+        return dw_part, db_part, (*inputs, dx if dw_part is None else dw_part, dx if db_part is None else db_part)
 
     g = 0
     if cfg.split and not traceable:
-        fixed = with_partials(0)[3][:8]  # the launch's tensors but the partials, which are allocated for it
-        key = _split_key(_bwd_split, cfg, fixed, (m, n, *scalars), meta)
+        key = _split_key(_bwd_split, cfg, inputs, (m, n, *scalars), meta)
         if programs := _SPLIT_FIT.get(key, cfg.programs):
             # The partials hold the slots of the programs tried first; a launch on fewer uses their first rows.
-            _, dw_part, db_part, tensors = with_partials(_split_slots(cfg, programs, m, n))
+            dw_part, db_part, tensors = with_partials(_split_slots(cfg, programs, m, n))
             g = _launch_split(_bwd_split, cfg, key, tensors, scalars, meta, m, n)
     if not g:
         if cfg.split:
             cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, False)
             meta["PAIR_SUMS"] = norm_bwd_pair_sums(cfg)
-        g, dw_part, db_part, tensors = with_partials(_max(1, _min(-(-m // cfg.block_m), cfg.programs)))
+        g = _max(1, _min(-(-m // cfg.block_m), cfg.programs))
+        dw_part, db_part, tensors = with_partials(g)
         _bwd((g,), (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
             **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
             "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
