@@ -170,9 +170,8 @@ def _split(is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConf
     keys = [k for r, k in NORM_SPLIT_TUNED if r == is_rms]
     if not keys:
         return None
-    p = _next_pow2(n)
-    piece = (NORM_SPLIT_TUNED.get((is_rms, norm_tuned_key(n))) or NORM_SPLIT_TUNED.get((is_rms, p))
-             or (NORM_SPLIT_TUNED[(is_rms, max(keys))] if p > max(keys) else None))
+    piece = _tuned_entry(NORM_SPLIT_TUNED, (is_rms,), n) or (
+        NORM_SPLIT_TUNED[(is_rms, max(keys))] if _next_pow2(n) > max(keys) else None)
     if piece is None:
         return None
     block_n, warps, per_sm, w_in_loop = piece
@@ -191,10 +190,16 @@ def norm_tuned_key(n: int) -> int:
     return p * 3 // 4 if p >= 4 and 4 * n <= 3 * p else p
 
 
+def _tuned_entry(table: dict, prefix: tuple, n: int):
+    """A measured table's entry for rows of ``n``: under ``(*prefix, norm_tuned_key(n))``, else under
+    next_pow2(n)'s key; None when neither is there."""
+    return table.get((*prefix, norm_tuned_key(n))) or table.get((*prefix, _next_pow2(n)))
+
+
 def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
     if elem_size != 2:
         return None
-    hit = NORM_TUNED.get((kind, is_rms, norm_tuned_key(n))) or NORM_TUNED.get((kind, is_rms, _next_pow2(n)))
+    hit = _tuned_entry(NORM_TUNED, (kind, is_rms), n)
     if hit is None:
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *w_in_loop = hit
