@@ -274,6 +274,22 @@ def test_split_config_checks_and_choice(device):
         assert not C.norm_bwd_config(16384, 2, None, True).split  # whole rows
 
 
+def _check_split_backward(device, is_rms, m, cfg, seed, bias):
+    """A backward of rows of 100 with ``cfg`` (the forward by the heuristic) against the reference."""
+    x = _rand((m, 100), torch.float32, device, seed)
+    w = _rand((100,), torch.float32, device, seed + 1)
+    b = _rand((100,), torch.float32, device, seed + 4) if bias else None
+    dy = _rand((m, 100), torch.float32, device, seed + 2)
+    _, _, mean, rstd = K.norm_fwd(x, w, b, None, 1e-5, 0.0, is_rms, None, True)
+    dx, _, dw, db = K.norm_bwd(dy, x, w, b is not None, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms,
+                               bias_dtype=None if b is None else b.dtype, config=cfg)
+    _, rdx, rdw, rdb = _reference(is_rms, x, w, b, 1e-5, dy)
+    assert_close("dx", dx, rdx, torch.float32)
+    assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+    if b is not None:
+        assert_close("dbias", db, rdb, torch.float32, param_grad=True)
+
+
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 def test_split_refused_falls_back(monkeypatch, device, is_rms):
     """A grid CUDA cannot hold at once (it refuses the cooperative launch before anything runs) is launched again on
@@ -294,18 +310,7 @@ def test_split_refused_falls_back(monkeypatch, device, is_rms):
 
         monkeypatch.setattr(K, "_bwd_split", launch)
         for seed in (1, 2):
-            x = _rand((5, 100), torch.float32, device, seed)
-            w = _rand((100,), torch.float32, device, seed + 1)
-            b = None if is_rms else _rand((100,), torch.float32, device, seed + 4)
-            dy = _rand((5, 100), torch.float32, device, seed + 2)
-            y, _, mean, rstd = K.norm_fwd(x, w, b, None, 1e-5, 0.0, is_rms, None, True)
-            dx, _, dw, db = K.norm_bwd(dy, x, w, b is not None, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms,
-                                       bias_dtype=None if b is None else b.dtype, config=cfg)
-            ry, rdx, rdw, rdb = _reference(is_rms, x, w, b, 1e-5, dy)
-            assert_close("dx", dx, rdx, torch.float32)
-            assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
-            if b is not None:
-                assert_close("dbias", db, rdb, torch.float32, param_grad=True)
+            _check_split_backward(device, is_rms, 5, cfg, seed, bias=not is_rms)
         # The first call: 16 programs refused, then 8 accepted (fits = 8), or 8 and 4 refused too and the unsplit
         # kernel (fits = 2: a slot needs 4); the second call starts from what fitted.
         assert calls == ([16, 8, 8] if slots else [16, 8, 4]), calls
@@ -317,7 +322,7 @@ def test_split_refused_falls_back(monkeypatch, device, is_rms):
     monkeypatch.setattr(K, "_bwd_split", fail)
     monkeypatch.setattr(K, "_SPLIT_FIT", {})
     with pytest.raises(RuntimeError, match="unrelated"):
-        K.norm_bwd(dy, x, w, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms, config=cfg)
+        _check_split_backward(device, is_rms, 5, cfg, 3, bias=False)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
@@ -333,14 +338,7 @@ def test_split_rows_tag_epoch(monkeypatch, device, is_rms):
         if epoch == 0:
             words[0] = (1 << 30) - 3
             words[1:] = 12345  # old words (tag 0): zeroed by the wrap
-        x = _rand((7, 100), torch.float32, device, step)
-        w = _rand((100,), torch.float32, device, step + 1)
-        dy = _rand((7, 100), torch.float32, device, step + 2)
-        _, _, mean, rstd = K.norm_fwd(x, w, None, None, 1e-5, 0.0, is_rms, None, True)
-        dx, _, dw, _ = K.norm_bwd(dy, x, w, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms, config=cfg)
-        _, rdx, rdw, _ = _reference(is_rms, x, w, None, 1e-5, dy)
-        assert_close("dx", dx, rdx, torch.float32)
-        assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
+        _check_split_backward(device, is_rms, 7, cfg, step, bias=False)
         assert words[0].item() == epoch
         if epoch == 0:
             assert not words[1:].any()
@@ -355,20 +353,15 @@ def test_split_rows_gpu(monkeypatch):
     from fastnorm.kernels._exchange import SYNC_BUFFERS
 
     replays = watch_replays(monkeypatch)
-    cases = [(3001, 32768)] * 3 + [(1000, 65536), (777, 20000)]
-    for seed, (m, n) in enumerate(cases):
-        assert C.norm_bwd_config(n, 2, 0, True).split
+    cases = [(True, 3001, 32768)] * 3 + [(True, 1000, 65536), (True, 777, 20000),
+                                        (False, 2001, 20480), (False, 500, 65536), (False, 64, 262144)]
+    for seed, (is_rms, m, n) in enumerate(cases):
+        assert C.norm_bwd_config(n, 2, 0, is_rms).split
         x = _rand((m, n), torch.bfloat16, "cuda", seed, offset=0.5)
         w = _rand((n,), torch.bfloat16, "cuda", seed + 1, offset=1.0)
+        b = None if is_rms else _rand((n,), torch.bfloat16, "cuda", seed + 2)
         dy = _rand((m, n), torch.bfloat16, "cuda", seed + 3)
-        _check_all(True, x, n, w, None, 1e-5, dy)
-    for seed, (m, n) in enumerate([(2001, 20480), (500, 65536), (64, 262144)]):  # LayerNorm's entries
-        assert C.norm_bwd_config(n, 2, 0, False).split
-        x = _rand((m, n), torch.bfloat16, "cuda", seed, offset=0.5)
-        w = _rand((n,), torch.bfloat16, "cuda", seed + 1, offset=1.0)
-        b = _rand((n,), torch.bfloat16, "cuda", seed + 2)
-        dy = _rand((m, n), torch.bfloat16, "cuda", seed + 3)
-        _check_all(False, x, n, w, b, 1e-5, dy)
+        _check_all(is_rms, x, n, w, b, 1e-5, dy)
     split = C.NormConfig(1, 8192, False, 16, 1, C.multiprocessor_count(0), True, split=True)
     for is_rms in (False, True):
         _check_config("cuda", is_rms, 1501, 40000, split, fwd_cfg=None)
