@@ -1,109 +1,117 @@
-"""A/B of two source trees of fastnorm's BatchNorm on one GPU, in alternating subprocesses.
+"""A/B of source trees and config overrides of fastnorm's BatchNorm on one GPU, in alternating subprocesses.
 
-    python3 benchmarks/scripts/bn_ab.py SRC_A SRC_B [rounds]
+    python3 benchmarks/scripts/bn_ab.py [--ops train_fwd,eval_fwd] [--rounds 2] SPEC [SPEC ...]
 
-For each tree and shape (bf16 input, fp32 parameters): the report's timing (triton.testing.do_bench with
-its L2 flush, median), the GPU time of back-to-back calls (CUDA events around 50 calls, no flush: the
-host runs ahead), and the host time of one call (perf_counter, right after a synchronize). A row whose
-report timing exceeds its back-to-back GPU time is bounded by the host, not by the kernels.
+SPEC is a source tree (the directory put on PYTHONPATH, e.g. ``src``), optionally followed by overrides of
+``fastnorm.kernels.config``: ``src@BN_ITEM={"fused": 131072, "stream": 65536};BN_WARPS=4`` (Python literals).
+The cases are ``tune_batchnorm.VARIANT_CASES`` filtered by ``$BN_VARIANT_CASES`` (';'-separated substrings of
+their keys), built, timed and checked with ``tune_batchnorm``'s own functions. Per case and op each spec reports
+the report's timing (``do_bench``, L2 flushed, median), the GPU time of back-to-back calls (CUDA events around
+50 calls, no flush: the host runs ahead, so this is the kernels' time once the host is faster than they are) and
+the host time of one call (after a synchronize); as % of copy on the fewest bytes, the best of the rounds. A
+result further than the suite's tolerance from torch's is flagged ``ERR``.
 """
 
 from __future__ import annotations
 
+import argparse
+import ast
 import json
 import os
 import subprocess
 import sys
 import time
 
-SHAPES = [(8, 256, 128, 128), (256, 256, 28, 28), (256, 64, 56, 56), (128, 2048, 7, 7), (32, 512, 28, 28)]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def _case_ops(shape, cl):
-    """The timed calls of one case: training forward, training backward (dx, dw, db), evaluation forward, frozen
-    backward (dx, dw, db with the running statistics)."""
+def _overrides(text: str) -> dict:
+    out = {}
+    for item in filter(None, text.split(";")):
+        name, value = item.split("=", 1)
+        out[name.strip()] = ast.literal_eval(value.strip())
+    return out
+
+
+def child(ops: list[str], overrides: dict) -> None:
     import torch
+    import tune_batchnorm as tb
 
-    import fastnorm
+    from fastnorm.kernels import config
 
-    g = torch.Generator(device="cuda").manual_seed(0)
-    x = torch.randn(shape, device="cuda", generator=g).to(torch.bfloat16)
-    if cl:
-        x = x.to(memory_format=torch.channels_last)
-    c = shape[1]
-    w = torch.rand(c, device="cuda") + 0.5
-    b = torch.randn(c, device="cuda")
-    rm, rv = torch.zeros(c, device="cuda"), torch.ones(c, device="cuda")
-    dy = torch.randn_like(x)
-    xg = x.detach().requires_grad_(True)
-    wg, bg = w.detach().requires_grad_(True), b.detach().requires_grad_(True)
-    y = fastnorm.batch_norm(xg, None, None, wg, bg, True, 0.1, 1e-5)
-    y_frozen = fastnorm.batch_norm(xg, rm, rv, wg, bg, False, 0.1, 1e-5)
-    return {
-        "train_fwd": lambda: fastnorm.batch_norm(x, rm, rv, w, b, True, 0.1, 1e-5),
-        "train_bwd": lambda: torch.autograd.grad(y, (xg, wg, bg), dy, retain_graph=True),
-        "eval_fwd": lambda: fastnorm.batch_norm(x, rm, rv, w, b, False, 0.1, 1e-5),
-        "frozen_bwd": lambda: torch.autograd.grad(y_frozen, (xg, wg, bg), dy, retain_graph=True),
-    }
-
-
-def child(shape_list):
-    import torch
-    import triton
-
+    for name, value in overrides.items():
+        if not hasattr(config, name):
+            raise SystemExit(f"config has no {name}")
+        setattr(config, name, value)
+    copy_bw = tb.copy_bandwidth()
     out = []
-    for shape in shape_list:
-        for cl in (False, True):
-            for name, fn in _case_ops(shape, cl).items():
+    for shape, dtype_name, cl in tb.selected_cases():
+        case = tb.make_case(shape, dtype_name, cl)
+        for op in ops:
+            err = tb.compare(op, case)
+            fn, _ = tb.runner(op, "fastnorm", case)
+            report = tb.bench(fn)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(50):
                 fn()
+            end.record()
+            torch.cuda.synchronize()
+            b2b = start.elapsed_time(end) / 50 * 1e-3
+            host = []
+            for _ in range(20):
                 torch.cuda.synchronize()
-                rep = triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                for _ in range(50):
-                    fn()
-                e.record()
-                torch.cuda.synchronize()
-                b2b = s.elapsed_time(e) / 50 * 1e3
-                host = []
-                for _ in range(20):
-                    torch.cuda.synchronize()
-                    t = time.perf_counter()
-                    fn()
-                    host.append((time.perf_counter() - t) * 1e6)
-                host.sort()
-                out.append(dict(shape=shape, cl=cl, op=name, report_us=rep, b2b_us=b2b, host_us=host[len(host) // 2]))
-    print("RESULT " + json.dumps(out))
+                t = time.perf_counter()
+                fn()
+                host.append(time.perf_counter() - t)
+            nbytes = tb.fewest_bytes(op, case)
+            out.append(dict(case=tb.case_key(shape, dtype_name, cl), op=op, err=err,
+                            ok=err <= (2e-2 if dtype_name == "bf16" else 1e-4),
+                            report_pct=100 * nbytes / report / copy_bw, b2b_pct=100 * nbytes / b2b / copy_bw,
+                            host_us=sorted(host)[len(host) // 2] * 1e6))
+        del case
+        torch.cuda.empty_cache()
+    print("RESULT " + json.dumps(dict(copy_GBps=copy_bw / 1e9, rows=out)))
 
 
-def main():
-    if sys.argv[1] == "--child":
-        child([tuple(s) for s in json.loads(sys.argv[2])])
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("specs", nargs="+")
+    ap.add_argument("--ops", default="train_fwd,train_bwd,eval_fwd,frozen_bwd")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--timeout", type=int, default=280)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    ops = args.ops.split(",")
+    if args.child is not None:
+        child(ops, _overrides(args.child))
         return
-    srcs = sys.argv[1:3]
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    res = {s: [] for s in srcs}
-    for _ in range(rounds):
-        for src in srcs:
-            env = dict(os.environ, PYTHONPATH=src)
-            p = subprocess.run([sys.executable, __file__, "--child", json.dumps(SHAPES)], env=env, capture_output=True,
-                               text=True, timeout=280)
+    runs: dict[str, list] = {s: [] for s in args.specs}
+    for _ in range(args.rounds):
+        for spec in args.specs:
+            src, _, ov = spec.partition("@")
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            p = subprocess.run([sys.executable, __file__, "--ops", args.ops, "--child", ov, "x"], env=env,
+                               capture_output=True, text=True, timeout=args.timeout)
             line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
             if not line:
-                print(src, "failed:", p.stderr[-2000:])
+                print(spec, "failed:", p.stderr[-2000:])
                 continue
-            res[src].append(json.loads(line[0][7:]))
-    print(f"{'shape':22s} {'op':10s} " + " | ".join(f"{s[-24:]:>36s}" for s in srcs))
-    print(" " * 33 + " | ".join(f"{'report / b2b / host us (min over rounds)':>36s}" for _ in srcs))
-    first = res[srcs[0]][0]
-    for i, r in enumerate(first):
+            runs[spec].append(json.loads(line[0][7:]))
+    done = [s for s in args.specs if runs[s]]
+    for i, s in enumerate(done):
+        copies = ", ".join(f"{r['copy_GBps']:.0f}" for r in runs[s])
+        print(f"[{i}] {s}  (copy {copies} GB/s)")
+    print("% of copy, report timing / back-to-back, best of the rounds; host µs of one call")
+    print(f"{'case':30s} {'op':10s} " + " | ".join(f"{f'[{i}]':>20s}" for i in range(len(done))))
+    for k, row in enumerate(runs[done[0]][0]["rows"]):
         cells = []
-        for s in srcs:
-            runs = [run[i] for run in res[s]]
-            cells.append(f"{min(x['report_us'] for x in runs):10.1f} {min(x['b2b_us'] for x in runs):10.1f} "
-                         f"{min(x['host_us'] for x in runs):10.1f}   ")
-        tag = ("CL " if r["cl"] else "") + "x".join(map(str, r["shape"]))
-        print(f"{tag:22s} {r['op']:10s} " + " | ".join(cells))
+        for s in done:
+            rs = [r["rows"][k] for r in runs[s]]
+            flag = "" if all(r["ok"] for r in rs) else " ERR"
+            cells.append(f"{max(r['report_pct'] for r in rs):5.1f} {max(r['b2b_pct'] for r in rs):5.1f} "
+                         f"{min(r['host_us'] for r in rs):6.0f}{flag}")
+        print(f"{row['case']:30s} {row['op']:10s} " + " | ".join(f"{c:>20s}" for c in cells))
 
 
 if __name__ == "__main__":

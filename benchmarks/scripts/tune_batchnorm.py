@@ -22,6 +22,7 @@ to $OUT/batchnorm.json when $OUT is set. Timing: triton.testing.do_bench, median
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing as mp
 import os
@@ -70,7 +71,7 @@ def fewest_bytes(op, case):
     n = x.numel() * x.element_size()
     c = x.shape[1]
     params = c * 4 * 6
-    return {"train_fwd": 2 * n, "train_bwd": 3 * n, "eval_fwd": 2 * n, "frozen_bwd": 2 * n}[op] + params
+    return {"train_fwd": 2 * n, "train_bwd": 3 * n, "eval_fwd": 2 * n, "frozen_bwd": 2 * n, "stats": n}[op] + params
 
 
 def runner(op, impl, case):
@@ -92,6 +93,17 @@ def runner(op, impl, case):
         y = bn(xg, None, None, wg, bg, True, 0.1, 1e-5)
         return (lambda: torch.autograd.grad(y, (xg, wg, bg), dy, retain_graph=True)), \
             (lambda: torch.autograd.grad(y, (xg, wg, bg), dy, retain_graph=True))
+    if op == "stats":  # the training forward's first pass alone: per-channel (mean, M2)
+        if impl == "fastnorm":
+            fn = functools.partial(fastnorm.ops.batch_norm.local_stats, x)
+            return fn, fn
+        dims = [d for d in range(x.dim()) if d != 1]
+
+        def torch_stats():
+            var, mean = torch.var_mean(x, dim=dims, correction=0)
+            return mean.float(), var.float() * (x.numel() // x.shape[1])
+
+        return torch_stats, torch_stats
     if op == "frozen_bwd":
         xg = x.detach().requires_grad_(True)
         y = bn(xg, rm, rv, w, b, False, 0.1, 1e-5)
