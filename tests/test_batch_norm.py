@@ -194,6 +194,27 @@ def test_offset_and_constant_channels(cl, dtype, train_path, device):
     _check_bn(x, w, b, rm, rv, training=True)
 
 
+@pytest.mark.parametrize("cl", [False, True])
+def test_offset_channels_with_spikes(monkeypatch, cl, device):
+    """On tiles small enough that every lane of the statistics pass sees many values and the backward's sums run
+    over many tiles, in fp32: a channel of 1e4 + randn (sums of raw values would lose its variance, and a backward
+    that subtracted its mean after summing g·x its gradient), the same with a spike of 1e6 at its first element
+    (the per-channel shift x[0, c, 0]: sums shifted by it alone would lose the rest), and randn with spikes of
+    -1e6 at the first element of every image."""
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
+    monkeypatch.setattr(config, "BN_ITEM", {"fused": 128, "stream": 128})
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    x, w, b, rm, rv = _make((9, 3, 6, 7), cl, torch.float32, device, requires_grad=False)
+    x = x.detach().clone()
+    x[:, :2] += 1e4
+    x[0, 1, 0, 0] = 1e6
+    x[:, 2, 0, 0] = -1e6
+    for t in (x, w, b):
+        t.requires_grad_(True)
+    _check_bn(x, w, b, rm, rv, training=True)
+
+
 @pytest.mark.parametrize("momentum", [0.1, None, 0.0, 1.0])
 @pytest.mark.parametrize("cl", [False, True])
 def test_running_stats_after_k_steps(momentum, cl, train_path, device):

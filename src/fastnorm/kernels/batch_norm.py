@@ -613,37 +613,53 @@ def _masked_grad(dy_ptr, y_ptr, off, m, RELU: tl.constexpr, ACC: tl.constexpr):
 
 
 @triton.jit
+def _two_sum(a, b):
+    """(s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@triton.jit
 def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
                C, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr,
                CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr,
                DX: tl.constexpr,
                DX_TRAIN: tl.constexpr, DZ: tl.constexpr, ACC: tl.constexpr):
     """Over channels ``c`` and inner range [v0, v1): with SUMS, return (Σg, Σg·x̂); with DX, write
-    dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ."""
+    dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ.
+
+    x̂ = (x - mean)·rstd with mean = shift + mrel = ctr + err exactly (``_two_sum``). The loop takes
+    d = x - ctr, exact for x near the mean, and folds err and rstd into per-channel constants:
+    Σg·x̂ = rstd·(Σg·d - err·Σg) and dx = k1·g + (k2 - k3·rstd·err) + k3·rstd·d — one subtraction and one
+    multiply-add per element where x̂ itself took three operations."""
     NEED_X: tl.constexpr = SUMS or (DX and DX_TRAIN)
+    ctr, err = _two_sum(shift, mrel)
+    k3r = k3 * rstd
+    k2r = k2 - k3r * err
     ar = tl.arange(0, BS).to(IDX)
     sg = tl.zeros([CB, BS], ACC)  # per-lane sums, reduced once at the end (no cross-thread work in the loop)
-    sgx = tl.zeros([CB, BS], ACC)
+    sgd = tl.zeros([CB, BS], ACC)
     for vs in tl.range(v0, v1, BS, num_stages=STAGES):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
         off = _tile_offsets(c, v, C, S, FLAT, L)
         g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC)
         if NEED_X:
-            xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
-            xh = ((xv - shift[:, None]) - mrel[:, None]) * rstd[:, None]
+            d = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - ctr[:, None]
         if SUMS:
             sg += g
-            sgx += tl.where(m, g * xh, 0.0)
+            sgd += g * d  # 0 in masked lanes: g is 0 there
         if DX:
             if DX_TRAIN:
-                dx = k1[:, None] * g + (k2[:, None] + k3[:, None] * xh)
+                dx = k1[:, None] * g + (k2r[:, None] + k3r[:, None] * d)
             else:
                 dx = k1[:, None] * g
             tl.store(dx_ptr + off, dx.to(dx_ptr.dtype.element_ty), mask=m)
             if DZ:
                 tl.store(dz_ptr + off, g.to(dz_ptr.dtype.element_ty), mask=m)
-    return tl.sum(sg, 1), tl.sum(sgx, 1)
+    tg = tl.sum(sg, 1)
+    return tg, rstd * (tl.sum(sgd, 1) - err * tg)
 
 
 @triton.jit
