@@ -202,6 +202,7 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     (the per-channel shift x[0, c, 0]: sums shifted by it alone would lose the rest), and randn with spikes of
     -1e6 at the first element of every image."""
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
+    monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 128, "stream": 128})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
     monkeypatch.setattr(config, "BN_RESIDENT", False)
@@ -423,6 +424,7 @@ def test_errors(device):
 def small_plans(monkeypatch):
     """Plans with many groups, sub-groups and items on tiny tensors: every merge path and the wait path run."""
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 32, "stream": 32})
+    monkeypatch.setattr(config, "BN_STATS_WAVE", 64)
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_MSUB", 2)
@@ -477,6 +479,7 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 32, "bwd": 32})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
     monkeypatch.setattr(config, "BN_ITEMS_PER_SM", {"fused": 1, "stream": 1})
+    monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
     monkeypatch.setattr(config, "multiprocessor_count", lambda device: 4)  # the same plans on any device
     monkeypatch.setattr(config, "BN_LOOP_STAGES", dict.fromkeys(config.BN_LOOP_STAGES, stages))
     monkeypatch.setattr(config, "BN_MAXNREG", dict.fromkeys(config.BN_MAXNREG, cap))

@@ -1273,7 +1273,7 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     written into ``out`` (dense, [2C + 1]) when given."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
+    plan = _plan(xv, xv.x.element_size(), "fused", "fwd")  # the training forward's statistics pass
     dev = xv.x.device
     packed = torch.empty(2 * c + 1, dtype=acc, device=dev) if out is None else out
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)

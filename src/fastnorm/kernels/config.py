@@ -319,8 +319,8 @@ class BatchNormPlan(NamedTuple):
 
 #: Elements per tile: forward (one stream) and backward (two or three streams).
 BN_TILE = {"fwd": 4096, "bwd": 2048}
-#: Target elements per item, by kind: fused training kernels keep items small so that the window of
-#: items in flight stays well inside L2; one-pass kernels take larger items.
+#: Target elements per item, by kind (the statistics pass excepted: BN_STATS_WAVE): fused training kernels keep
+#: items small so that the window of items in flight stays well inside L2; one-pass kernels take larger items.
 BN_ITEM = {"fused": 32768, "stream": 65536}
 #: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes), by kind. Measured
 #: on the H200 (NOTES.md, session 3): 32 for the statistics pass (channels-last training forward +1..4 points
@@ -332,9 +332,16 @@ BN_CL_CB = {"fused": 32, "stream": 64}
 BN_NCHW_MAX_CB = 16
 BN_NCHW_ROW_MIN_CB = 4
 #: Items per multiprocessor aimed at (items shrink for small tensors), by kind, and warps per 4096-element
-#: tile. 8 for the fused kinds (the statistics pass: training forward +1..3 points, the most at 7²).
+#: tile. 8 for the fused kinds (measured when the statistics pass took it too: training forward +1..3 points, the
+#: most at 7²); the statistics pass now takes BN_STATS_WAVE.
 BN_ITEMS_PER_SM = {"fused": 8, "stream": 16}
 BN_WARPS = 8
+#: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
+#: as one wave of at most this many items per multiprocessor, each as large as that allows: its programs (8 warps,
+#: <= 64 registers, three prefetch buffers of 8-16 KB) fit four to an SM, so every item starts at once and none is
+#: left for a tail. Measured on the H200 (NOTES.md, session 11): bf16 training forward +2..6 points of copy
+#: (NCHW 56² 50 -> 53, 14² 40 -> 46, 7² 24 -> 28, CL 7² 26 -> 32) against 8 items per SM of at most 32K elements.
+BN_STATS_WAVE = 4
 #: NCHW inputs with S <= this many (padded to a power of two) lanes per image use the row layout
 #: (index = n·L + s: shifts and masks instead of a division per element). Measured on the H200: better
 #: at 7x7 (S=49), worse than the division at 14x14 (S=196: training forward 12% vs 25% of copy).
@@ -379,8 +386,9 @@ BN_PEER_TIMEOUT_S = 600
 #: SASS). Measured on the H200 (NOTES.md, session 3): statistics prefetch 3 + cap 64 + merge tiles of 256
 #: elements took channels-last 56² training forward from 31 to 38% of copy (109 -> 64 registers); apply
 #: and dx prefetch 3: evaluation forward +1..5 points, frozen backward +2..8 (14²: 64 -> 72%); bwd prefetch 3:
-#: training backward +1..3 points.
-BN_LOOP_STAGES = {"stats": 3, "apply": 3, "bwd": 3, "dx": 3}
+#: training backward +1..3 points. Session 11: apply prefetch 4 (evaluation forward +1..3 points; 5 was
+#: erratic); statistics 4-5 and sums 4 no gain (the sums pass lost 3 points at NCHW 14²).
+BN_LOOP_STAGES = {"stats": 3, "apply": 4, "bwd": 3, "dx": 3}
 BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "bwd": None, "dx": None}
 
 
@@ -401,20 +409,29 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused"
     (training, two item kinds) or "stream" (one pass); ``direction``: "fwd" or "bwd". Items shrink (down
     to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor, so that small tensors still
-    fill the device. ``lanes``: the NCHW row layout's lanes per image (tiles hold whole rows), or 0.
+    fill the device; the statistics pass ("fused", "fwd") instead cuts at most BN_STATS_WAVE items per
+    multiprocessor, as large as that allows (channel blocks grow in NCHW when there are more channels than
+    that). ``lanes``: the NCHW row layout's lanes per image (tiles hold whole rows), or 0.
     """
     tile = BN_TILE[direction]
     total = c * max(v, 1)
-    item = max(min(tile, total), min(BN_ITEM[kind], _cdiv(total, sms * BN_ITEMS_PER_SM[kind])))
+    one_wave = kind == "fused" and direction == "fwd"
+    slots = sms * (BN_STATS_WAVE if one_wave else BN_ITEMS_PER_SM[kind])
+    item = max(min(tile, total), _cdiv(total, slots) if one_wave else min(BN_ITEM[kind], _cdiv(total, slots)))
     if flat:
         cb = min(_next_pow2(c), BN_CL_CB[kind])
     else:
         by_item = _prev_pow2(max(1, item // max(1, v)))
         if lanes:
             by_item = max(by_item, BN_NCHW_ROW_MIN_CB)
-        cb = min(_next_pow2(c), BN_NCHW_MAX_CB, by_item, max(1, tile // max(1, lanes)))
+        cb_max = min(_next_pow2(c), BN_NCHW_MAX_CB, max(1, tile // max(1, lanes)))
+        cb = min(cb_max, by_item)
+        while one_wave and _cdiv(c, cb) > slots and cb < cb_max:
+            cb *= 2
     bs = max(1, tile // cb, lanes)
     split = _cdiv(max(v, 1), max(bs, item // cb))
+    if one_wave:
+        split = min(split, max(1, slots // _cdiv(c, cb)))
     split = min(split, BN_MAX_SPLIT)
     vpi = _cdiv(_cdiv(max(v, 1), split), bs) * bs
     split = _cdiv(max(v, 1), vpi)
