@@ -335,6 +335,11 @@ BN_NCHW_ROW_MIN_CB = 4
 #: tile. 8 for the fused kinds (measured when the statistics pass took it too: training forward +1..3 points, the
 #: most at 7²); the statistics pass now takes BN_STATS_WAVE.
 BN_ITEMS_PER_SM = {"fused": 8, "stream": 16}
+#: (elements, items per SM): the one-pass kernels (evaluation forward, the apply, dx and frozen backward passes) over
+#: tensors this large cut this many items per SM instead. Measured on the H200 (NOTES.md, session 11): 32 items
+#: per SM at 2^25-5·10^7 elements, evaluation forward +1..4 points of copy (NCHW 56² 85 -> 88, 128² 79 -> 83),
+#: frozen backward +1..2; at 1.3·10^7 (7²) the items got too small (evaluation forward 64 -> 55).
+BN_STREAM_LARGE = (1 << 25, 32)
 BN_WARPS = 8
 #: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
 #: as one wave of at most this many items per multiprocessor, each as large as that allows: its programs (8 warps,
@@ -416,7 +421,10 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     tile = BN_TILE[direction]
     total = c * max(v, 1)
     one_wave = kind == "fused" and direction == "fwd"
-    slots = sms * (BN_STATS_WAVE if one_wave else BN_ITEMS_PER_SM[kind])
+    per_sm = BN_ITEMS_PER_SM[kind]
+    if kind == "stream" and total >= BN_STREAM_LARGE[0]:
+        per_sm = BN_STREAM_LARGE[1]
+    slots = sms * (BN_STATS_WAVE if one_wave else per_sm)
     item = max(min(tile, total), _cdiv(total, slots) if one_wave else min(BN_ITEM[kind], _cdiv(total, slots)))
     if flat:
         cb = min(_next_pow2(c), BN_CL_CB[kind])
