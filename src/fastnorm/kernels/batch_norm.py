@@ -629,37 +629,36 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     """Over channels ``c`` and inner range [v0, v1): with SUMS, return (Σg, Σg·x̂); with DX, write
     dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ.
 
-    x̂ = (x - mean)·rstd with mean = shift + mrel = ctr + err exactly (``_two_sum``). The loop takes
-    d = x - ctr, exact for x near the mean, and folds err and rstd into per-channel constants:
-    Σg·x̂ = rstd·(Σg·d - err·Σg) and dx = k1·g + (k2 - k3·rstd·err) + k3·rstd·d — one subtraction and one
-    multiply-add per element where x̂ itself took three operations."""
+    x̂ = (x - mean)·rstd with mean = shift + mrel = ctr + err exactly (``_two_sum``): x̂ = (x - ctr)·rstd - err·rstd,
+    one subtraction (exact for x near the mean) and one multiply-add per element where ((x - shift) - mrel)·rstd
+    took three operations. x̂ itself enters the sums and dx, as in the reference, so Inf and NaN in g or x give
+    what the reference gives (a correction applied to the sums instead would turn Σg = Inf into NaN)."""
     NEED_X: tl.constexpr = SUMS or (DX and DX_TRAIN)
     ctr, err = _two_sum(shift, mrel)
-    k3r = k3 * rstd
-    k2r = k2 - k3r * err
+    off_r = -err * rstd
     ar = tl.arange(0, BS).to(IDX)
     sg = tl.zeros([CB, BS], ACC)  # per-lane sums, reduced once at the end (no cross-thread work in the loop)
-    sgd = tl.zeros([CB, BS], ACC)
+    sgx = tl.zeros([CB, BS], ACC)
     for vs in tl.range(v0, v1, BS, num_stages=STAGES):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
         off = _tile_offsets(c, v, C, S, FLAT, L)
         g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC)
         if NEED_X:
-            d = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - ctr[:, None]
+            xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
+            xh = (xv - ctr[:, None]) * rstd[:, None] + off_r[:, None]
         if SUMS:
             sg += g
-            sgd += g * d  # 0 in masked lanes: g is 0 there
+            sgx += tl.where(m, g * xh, 0.0)
         if DX:
             if DX_TRAIN:
-                dx = k1[:, None] * g + (k2r[:, None] + k3r[:, None] * d)
+                dx = k1[:, None] * g + (k2[:, None] + k3[:, None] * xh)
             else:
                 dx = k1[:, None] * g
             tl.store(dx_ptr + off, dx.to(dx_ptr.dtype.element_ty), mask=m)
             if DZ:
                 tl.store(dz_ptr + off, g.to(dz_ptr.dtype.element_ty), mask=m)
-    tg = tl.sum(sg, 1)
-    return tg, rstd * (tl.sum(sgd, 1) - err * tg)
+    return tl.sum(sg, 1), tl.sum(sgx, 1)
 
 
 @triton.jit
