@@ -380,6 +380,46 @@ def test_split_rows_gpu(monkeypatch):
     assert 0 < tags[0].item() < 10000
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("is_rms,n", [(True, 32768), (False, 20480)])
+def test_split_rows_cuda_graph(is_rms, n):
+    """The backward's split rows captured in a CUDA graph with the forward: every replay on new inputs gives
+    bitwise the eager result on the same inputs (the cooperative launch is captured; the tag epoch and the counters
+    live on the device, so each replay advances them as an eager launch does)."""
+    m = 1001
+    assert C.norm_bwd_config(n, 2, 0, is_rms).split
+    w = _rand((n,), torch.bfloat16, "cuda", 1, offset=1.0).requires_grad_(True)
+    b = None if is_rms else _rand((n,), torch.bfloat16, "cuda", 2).requires_grad_(True)
+    params = [w] if b is None else [w, b]
+
+    def step(x, dy):
+        y = fastnorm.rms_norm(x, (n,), w, 1e-5) if is_rms else fastnorm.layer_norm(x, (n,), w, b, 1e-5)
+        return (y, *torch.autograd.grad(y, [x, *params], dy))
+
+    static_x = _rand((m, n), torch.bfloat16, "cuda", 3).requires_grad_(True)
+    static_dy = _rand((m, n), torch.bfloat16, "cuda", 4)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):  # compile and warm up outside the capture
+            step(static_x, static_dy)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_out = step(static_x, static_dy)
+    for r in range(3):
+        x = _rand((m, n), torch.bfloat16, "cuda", 10 + r).requires_grad_(True)
+        dy = _rand((m, n), torch.bfloat16, "cuda", 20 + r)
+        with torch.no_grad():
+            static_x.copy_(x)
+            static_dy.copy_(dy)
+        graph.replay()
+        eager = step(x, dy)
+        for name, got, want in zip(("y", "dx", "dweight", "dbias")[:len(eager)], static_out, eager, strict=True):
+            assert torch.equal(got, want), f"replay {r}: {name} differs from the eager result"
+    assert all(K._SPLIT_FIT.values())  # no launch, captured or eager, was refused
+
+
 def test_multi_dim_normalized_shape(device):
     x = _rand((2, 3, 4, 5), torch.float32, device, 1)
     w = _rand((4, 5), torch.float32, device, 2)
