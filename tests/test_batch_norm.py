@@ -200,7 +200,8 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     over many tiles, in fp32: a channel of 1e4 + randn (sums of raw values would lose its variance, and a backward
     that subtracted its mean after summing g·x its gradient), the same with a spike of 1e6 at its first element
     (the per-channel shift x[0, c, 0]: sums shifted by it alone would lose the rest), and randn with spikes of
-    -1e6 at the first element of every image."""
+    -1e6 at the first element of every image; then every channel offset without spikes (the backward's x̂ must
+    keep the rounding error of its centre, mean = ctr + err)."""
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
     monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 128, "stream": 128})
@@ -208,12 +209,14 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     x, w, b, rm, rv = _make((9, 3, 6, 7), cl, torch.float32, device, requires_grad=False)
     x = x.detach().clone()
+    offset = x + torch.tensor([3e4, -1e4, 7e3], device=device)[:, None, None]  # every channel offset, no spike
     x[:, :2] += 1e4
     x[0, 1, 0, 0] = 1e6
     x[:, 2, 0, 0] = -1e6
-    for t in (x, w, b):
+    for t in (x, offset, w, b):
         t.requires_grad_(True)
     _check_bn(x, w, b, rm, rv, training=True)
+    _check_bn(offset, w, b, rm, rv, training=True)  # (errors are normwise: spikes would set the scale)
 
 
 @pytest.mark.parametrize("momentum", [0.1, None, 0.0, 1.0])
