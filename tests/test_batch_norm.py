@@ -219,6 +219,20 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     _check_bn(offset, w, b, rm, rv, training=True)  # (errors are normwise: spikes would set the scale)
 
 
+@pytest.mark.parametrize("training,ugs", [(True, False), (True, True), (False, False)])
+@pytest.mark.parametrize("cl", [False, True])
+def test_fix_gamma_weight_gradient_is_zero_in_a_nan_channel(training, ugs, cl, device):
+    """fix_gamma: γ's gradient is 0 — in a channel holding a NaN too (Σg·x̂ is NaN there, 0·NaN would be NaN)."""
+    x, w, b, rm, rv = _make((3, 4, 5, 2), cl, torch.float32, device, requires_grad=False)
+    x = x.detach().clone()
+    x[1, 2, 0, 0] = float("nan")
+    x.requires_grad_(True)
+    w.requires_grad_(True)
+    y = fastnorm.batch_norm(x, rm, rv, w, b, training, 0.1, 1e-5, use_global_stats=ugs, fix_gamma=True)
+    (dw,) = torch.autograd.grad(y, (w,), torch.randn_like(y))
+    assert torch.equal(dw, torch.zeros_like(dw))
+
+
 @pytest.mark.parametrize("momentum", [0.1, None, 0.0, 1.0])
 @pytest.mark.parametrize("cl", [False, True])
 def test_running_stats_after_k_steps(momentum, cl, train_path, device):

@@ -740,7 +740,7 @@ def _bn_bwd_fused_kernel(
                     tl.store(db_ptr + c, fa.to(db_ptr.dtype.element_ty), mask=cmask)
                 if WRITE_DW:
                     if FIX_GAMMA:
-                        fb = fb * 0.0
+                        fb = tl.zeros_like(fb)  # 0 also where Σg·x̂ is NaN, as the reference
                     tl.store(dw_ptr + c, fb.to(dw_ptr.dtype.element_ty), mask=cmask)
                 if MODE == 0:
                     if _arrive(grp_ptr + g, NCB_G):
