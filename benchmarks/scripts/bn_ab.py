@@ -86,33 +86,42 @@ def main() -> None:
     if args.child is not None:
         child(ops, _overrides(args.child))
         return
-    runs: dict[str, list] = {s: [] for s in args.specs}
+    runs: list[list] = [[] for _ in args.specs]  # by position: a spec given twice is timed twice (noise)
     for _ in range(args.rounds):
-        for spec in args.specs:
+        for k, spec in enumerate(args.specs):
             src, _, ov = spec.partition("@")
             env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
-            p = subprocess.run([sys.executable, __file__, "--ops", args.ops, "--child", ov, "x"], env=env,
-                               capture_output=True, text=True, timeout=args.timeout)
+            try:
+                p = subprocess.run([sys.executable, __file__, "--ops", args.ops, "--child", ov, "x"], env=env,
+                                   capture_output=True, text=True, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                print(spec, f"timed out after {args.timeout} s")
+                continue
             line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
             if not line:
                 print(spec, "failed:", p.stderr[-2000:])
                 continue
-            runs[spec].append(json.loads(line[0][7:]))
-    done = [s for s in args.specs if runs[s]]
-    for i, s in enumerate(done):
-        copies = ", ".join(f"{r['copy_GBps']:.0f}" for r in runs[s])
-        print(f"[{i}] {s}  (copy {copies} GB/s)")
-    print("% of copy, report timing / back-to-back, best of the rounds; host µs of one call")
-    print(f"{'case':30s} {'op':10s} " + " | ".join(f"{f'[{i}]':>20s}" for i in range(len(done))))
-    for k, row in enumerate(runs[done[0]][0]["rows"]):
+            runs[k].append(json.loads(line[0][7:]))
+    done = [k for k in range(len(args.specs)) if runs[k]]
+    if not done:
+        raise SystemExit("no spec produced a result")
+    for i, k in enumerate(done):
+        copies = ", ".join(f"{r['copy_GBps']:.0f}" for r in runs[k])
+        print(f"[{i}] {args.specs[k]}  (copy {copies} GB/s)")
+    print("% of copy, report timing / back-to-back, best of the rounds; host µs of one call; ERR: off torch's result")
+    table = []
+    for j, row in enumerate(runs[done[0]][0]["rows"]):
         cells = []
-        for s in done:
-            rs = [r["rows"][k] for r in runs[s]]
+        for k in done:
+            rs = [r["rows"][j] for r in runs[k]]
             flag = "" if all(r["ok"] for r in rs) else " ERR"
             cells.append(f"{max(r['report_pct'] for r in rs):5.1f} {max(r['b2b_pct'] for r in rs):5.1f} "
                          f"{min(r['host_us'] for r in rs):6.0f}{flag}")
-        print(f"{row['case']:30s} {row['op']:10s} " + " | ".join(f"{c:>20s}" for c in cells))
-
+        table.append((row, cells))
+    width = max(len(c) for _, cells in table for c in cells)
+    print(f"{'case':30s} {'op':10s} " + " | ".join(f"{f'[{i}]':>{width}s}" for i in range(len(done))))
+    for row, cells in table:
+        print(f"{row['case']:30s} {row['op']:10s} " + " | ".join(f"{c:>{width}s}" for c in cells))
 
 if __name__ == "__main__":
     main()
