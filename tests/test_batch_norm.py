@@ -449,18 +449,10 @@ def small_plans(monkeypatch):
     monkeypatch.setattr(config, "BN_RESIDENT", False)  # (each setattr also clears config's cached plans)
 
 
-@pytest.mark.parametrize("shape,cl,lag,fused,row_lanes", [
-    ((5, 6, 3, 7), False, 1, True, 2048),  # NCHW row layout (lanes padded to 32), one launch
-    ((5, 6, 3, 7), True, 2, False, 2048),  # channels-last, two launches
-    ((17, 10), False, 3, True, 2048),  # (N, C) rows
-    ((4, 6, 3, 7), False, 1, False, 4),  # NCHW with a division per element (S above the row limit)
-    ((4, 6, 3, 7), False, 2, True, 4),
-])
-def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, fused, row_lanes, device):
-    monkeypatch.setattr(config, "BN_LAG", lag)
-    monkeypatch.setattr(config, "BN_TRAIN_FUSED", fused)
-    monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
-    # Every launch shares one counter buffer, as eager launches on a CUDA stream do: each must leave it zeroed.
+@pytest.fixture
+def shared_counters(monkeypatch, device):
+    """Every launch shares one counter buffer, as eager launches on a CUDA stream do: each must find it zeroed
+    (the previous one left it so). -> (the buffer, the sizes the launches asked for)."""
     shared = torch.zeros(1 << 14, dtype=torch.int32, device=device)
     real_sync = K._sync
     sizes = []
@@ -471,6 +463,22 @@ def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, f
         return shared
 
     monkeypatch.setattr(K, "_sync", shared_sync)
+    return shared, sizes
+
+
+@pytest.mark.parametrize("shape,cl,lag,fused,row_lanes", [
+    ((5, 6, 3, 7), False, 1, True, 2048),  # NCHW row layout (lanes padded to 32), one launch
+    ((5, 6, 3, 7), True, 2, False, 2048),  # channels-last, two launches
+    ((17, 10), False, 3, True, 2048),  # (N, C) rows
+    ((4, 6, 3, 7), False, 1, False, 4),  # NCHW with a division per element (S above the row limit)
+    ((4, 6, 3, 7), False, 2, True, 4),
+])
+def test_many_items_groups_subgroups(small_plans, shared_counters, monkeypatch, shape, cl, lag, fused, row_lanes,
+                                     device):
+    monkeypatch.setattr(config, "BN_LAG", lag)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", fused)
+    monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
+    shared, sizes = shared_counters
     x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
     xv = K.view(x.detach())
     assert (xv.l > 0) == (not xv.flat and row_lanes > 4)
@@ -483,6 +491,24 @@ def test_many_items_groups_subgroups(small_plans, monkeypatch, shape, cl, lag, f
     assert_close("mean", mean, rmean, torch.float32)
     assert_close("m2", m2, rm2, torch.float32)
     assert len(sizes) == 4 and not shared.any()  # training fwd, bwd; frozen bwd; statistics
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_channel_groups_past_the_channels(small_plans, shared_counters, monkeypatch, fused, device):
+    """Groups of channel blocks that overrun the channels (7 channels, groups of 2-6 blocks): the items of the
+    blocks past them skip their loops and still arrive (every launch leaves the shared counters zeroed), in one
+    launch and in two, forward and backward."""
+    monkeypatch.setattr(config, "BN_GROUP_BYTES", 2100)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", fused)
+    x, w, b, rm, rv = _make((4, 7, 3, 7), False, torch.float32, device)
+    xv = K.view(x.detach())
+    for reread, direction in ((4, "fwd"), (8, "bwd")):  # fp32 x; x and dy
+        plan = K._plan(xv, reread, "fused", direction)
+        assert plan.groups * plan.ncb_g * plan.cb > 7, plan
+    _check_bn(x, w, b, rm, rv, training=True)
+    _check_bn(x, w, b, rm, rv, training=False)
+    shared, sizes = shared_counters
+    assert len(sizes) == 3 and not shared.any()  # training fwd, bwd; frozen bwd
 
 
 @pytest.mark.parametrize("stages,cap", [(1, None), (2, 64), (3, 48)])

@@ -129,12 +129,13 @@ def _lanes_ok(v, S: tl.constexpr, L: tl.constexpr):
 @triton.jit
 def _item_extent(i, g, C, V, VPI, NCB_G, CB: tl.constexpr, IDX: tl.constexpr):
     """Item ``i`` of group ``g`` -> (channel block, chunk, its channels ``c`` and their mask, inner range
-    [v0, v1))."""
+    [v0, v1)). Groups of NCB_G blocks can overrun the channels: a block past them gets an empty range (its item
+    still stores its masked partial and arrives, so the counters complete)."""
     cb = g * NCB_G + i % NCB_G
     j = i // NCB_G
     c = cb * CB + tl.arange(0, CB)
     v0 = j.to(IDX) * VPI
-    return cb, j, c, c < C, v0, tl.minimum(v0 + VPI, V)
+    return cb, j, c, c < C, v0, tl.where(cb * CB < C, tl.minimum(v0 + VPI, V), v0)
 
 
 @triton.jit
