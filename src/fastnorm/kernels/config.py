@@ -392,7 +392,7 @@ BN_PEER_TIMEOUT_S = 600
 #: elements took channels-last 56² training forward from 31 to 38% of copy (109 -> 64 registers); apply
 #: and dx prefetch 3: evaluation forward +1..5 points, frozen backward +2..8 (14²: 64 -> 72%); bwd prefetch 3:
 #: training backward +1..3 points. Session 11: apply prefetch 4 (evaluation forward +1..3 points; 5 was
-#: erratic); statistics 4-5 and sums 4 no gain (the sums pass lost 3 points at NCHW 14²).
+#: erratic); statistics 4-5 no gain, the sums and dx loops at 4 together lost 3 points at NCHW 14².
 BN_LOOP_STAGES = {"stats": 3, "apply": 4, "bwd": 3, "dx": 3}
 BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "bwd": None, "dx": None}
 
@@ -413,10 +413,11 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``:
     bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused"
     (training, two item kinds) or "stream" (one pass); ``direction``: "fwd" or "bwd". Items shrink (down
-    to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor, so that small tensors still
-    fill the device; the statistics pass ("fused", "fwd") instead cuts at most BN_STATS_WAVE items per
-    multiprocessor, as large as that allows (channel blocks grow in NCHW when there are more channels than
-    that). ``lanes``: the NCHW row layout's lanes per image (tiles hold whole rows), or 0.
+    to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for one-pass
+    kinds over large tensors), so that small tensors still fill the device; the statistics pass ("fused",
+    "fwd") instead cuts at most BN_STATS_WAVE items per multiprocessor, as large as that allows (channel
+    blocks grow in NCHW when there are more channels than that). ``lanes``: the NCHW row layout's lanes per
+    image (tiles hold whole rows), or 0.
     """
     tile = BN_TILE[direction]
     total = c * max(v, 1)
