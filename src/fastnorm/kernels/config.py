@@ -176,7 +176,7 @@ def _split(is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConf
         return None
     block_n, warps, per_sm, w_in_loop = piece
     programs = per_sm * multiprocessor_count(device)
-    if not (n > 2 and 2 <= -(-n // block_n) <= programs):
+    if not 2 <= -(-n // block_n) <= programs:
         return None
     return NormConfig(1, block_n, False, warps, 1, programs, w_in_loop, split=True)
 
@@ -285,14 +285,20 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
             for is_rms in (False, True):
                 chunked = [n for (k, r, n), v in NORM_TUNED.items() if k == kind and r == is_rms and v[2]]
                 if chunked:
-                    edges.add(min(chunked) // 2 + 1)
+                    edges.add(_first_row(min(chunked)))
                 split = [n for r, n in NORM_SPLIT_TUNED if r == is_rms]
-                if kind == "bwd" and split:  # the first split rows (a 3P/4 key's are below its P/2 + 1)
-                    edges.add(min(split) * 2 // 3 + 1 if min(split) & (min(split) - 1) else min(split) // 2 + 1)
+                if kind == "bwd" and split:  # the first split rows
+                    edges.add(_first_row(min(split)))
         for _, _, n in NORM_TUNED:
-            if n & (n - 1):  # a 3P/4 key: its rows run from P/2 + 1 to 3P/4
-                edges.update((n * 2 // 3 + 1, n + 1))
+            if n & (n - 1):  # a 3P/4 key, then P's entry
+                edges.update((_first_row(n), n + 1))
     return sorted(edges)
+
+
+def _first_row(key: int) -> int:
+    """The shortest row a measured table's key ``norm_tuned_key`` gives: P/2 + 1 for a power of two P, 2P/3 + 1
+    for a 3P/4 key (its rows run from P/2 + 1 to 3P/4)."""
+    return key * 2 // 3 + 1 if key & (key - 1) else key // 2 + 1
 
 
 # ----------------------------------------------------------------------------- BatchNorm
@@ -422,10 +428,13 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     tile = BN_TILE[direction]
     total = c * max(v, 1)
     one_wave = kind == "fused" and direction == "fwd"
-    per_sm = BN_ITEMS_PER_SM[kind]
-    if kind == "stream" and total >= BN_STREAM_LARGE[0]:
+    if one_wave:
+        per_sm = BN_STATS_WAVE
+    elif kind == "stream" and total >= BN_STREAM_LARGE[0]:
         per_sm = BN_STREAM_LARGE[1]
-    slots = sms * (BN_STATS_WAVE if one_wave else per_sm)
+    else:
+        per_sm = BN_ITEMS_PER_SM[kind]
+    slots = sms * per_sm
     item = max(min(tile, total), _cdiv(total, slots) if one_wave else min(BN_ITEM[kind], _cdiv(total, slots)))
     if flat:
         cb = min(_next_pow2(c), BN_CL_CB[kind])
