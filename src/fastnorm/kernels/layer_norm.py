@@ -779,16 +779,15 @@ def _split_slots(cfg: NormConfig, programs: int, m: int, n: int) -> int:
     return min(m, programs // -(-n // cfg.block_n))
 
 
-def _launch_split(launcher: _Launcher, cfg: NormConfig, key: tuple, tensors: tuple, rest: tuple, meta: dict, m: int,
-                  n: int) -> int:
-    """One cooperative launch of a split-row kernel on at most ``_SPLIT_FIT.get(key, cfg.programs)`` programs (its
-    tag buffer and counter added after ``tensors``) -> the slots it ran. Where CUDA refuses the grid (before anything
-    runs), again on half the programs, as long as a row's pieces fit; 0, with nothing written, when none was
-    accepted. What fitted is kept in ``_SPLIT_FIT`` under ``key``."""
+def _launch_split(launcher: _Launcher, cfg: NormConfig, key: tuple, programs: int, tensors: tuple, rest: tuple,
+                  meta: dict, m: int, n: int) -> int:
+    """One cooperative launch of a split-row kernel on at most ``programs`` (what ``_SPLIT_FIT`` holds for ``key``,
+    the caller's one read of it; its tag buffer and counter added after ``tensors``) -> the slots it ran. Where CUDA
+    refuses the grid (before anything runs), again on half the programs, as long as a row's pieces fit; 0, with
+    nothing written, when none was accepted. What fitted is kept in ``_SPLIT_FIT`` under ``key``."""
     dev = tensors[0].device
     pieces = -(-n // cfg.block_n)
     p2 = triton.next_power_of_2(pieces)
-    programs = _SPLIT_FIT.get(key, cfg.programs)
     while (slots := _split_slots(cfg, programs, m, n)) > 0:
         tags = tag_words(1 + 4 * slots * 2 * p2, dev)
         try:
@@ -928,7 +927,7 @@ def norm_bwd(
         if programs := _SPLIT_FIT.get(key, cfg.programs):
             # The partials hold the slots of the programs tried first; a launch on fewer uses their first rows.
             dw_part, db_part, tensors = with_partials(_split_slots(cfg, programs, m, n))
-            g = _launch_split(_bwd_split, cfg, key, tensors, scalars, meta, m, n)
+            g = _launch_split(_bwd_split, cfg, key, programs, tensors, scalars, meta, m, n)
     if not g:
         if cfg.split:
             cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, False)
