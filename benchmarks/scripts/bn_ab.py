@@ -3,7 +3,8 @@
     python3 benchmarks/scripts/bn_ab.py [--ops train_fwd,eval_fwd] [--rounds 2] SPEC [SPEC ...]
 
 SPEC is a source tree (the directory put on PYTHONPATH, e.g. ``src``), optionally followed by overrides of
-``fastnorm.kernels.config``: ``src@BN_ITEM={"fused": 131072, "stream": 65536};BN_WARPS=4`` (Python literals).
+``fastnorm.kernels.config``: ``src@BN_ITEM={"fused": 131072, "stream": 65536};BN_WARPS=4`` (Python literals); or
+``torch``: torch's own ``F.batch_norm``, timed the same way (the peer to beat, in the same process pattern).
 The cases are ``tune_batchnorm.VARIANT_CASES`` filtered by ``$BN_VARIANT_CASES`` (';'-separated substrings of
 their keys), built, timed and checked with ``tune_batchnorm``'s own functions. Per case and op each spec reports
 the report's timing (``do_bench``, L2 flushed, median), the GPU time of back-to-back calls (CUDA events around
@@ -33,7 +34,7 @@ def _overrides(text: str) -> dict:
     return out
 
 
-def child(ops: list[str], overrides: dict) -> None:
+def child(ops: list[str], overrides: dict, impl: str) -> None:
     import torch
     import tune_batchnorm as tb
 
@@ -49,7 +50,7 @@ def child(ops: list[str], overrides: dict) -> None:
         case = tb.make_case(shape, dtype_name, cl)
         for op in ops:
             err = tb.compare(op, case)
-            fn, _ = tb.runner(op, "fastnorm", case)
+            fn, _ = tb.runner(op, impl, case)
             report = tb.bench(fn)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
@@ -81,19 +82,21 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=280)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--impl", default="fastnorm", help=argparse.SUPPRESS)
     args = ap.parse_args()
     ops = args.ops.split(",")
     if args.child is not None:
-        child(ops, _overrides(args.child))
+        child(ops, _overrides(args.child), args.impl)
         return
     runs: list[list] = [[] for _ in args.specs]  # by position: a spec given twice is timed twice (noise)
     for _ in range(args.rounds):
         for k, spec in enumerate(args.specs):
             src, _, ov = spec.partition("@")
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+            impl = "torch" if spec == "torch" else "fastnorm"
+            env = dict(os.environ, PYTHONPATH=os.path.abspath("src" if impl == "torch" else src))
             try:
-                p = subprocess.run([sys.executable, __file__, "--ops", args.ops, "--child", ov, "x"], env=env,
-                                   capture_output=True, text=True, timeout=args.timeout)
+                p = subprocess.run([sys.executable, __file__, "--ops", args.ops, "--impl", impl, "--child", ov, "x"],
+                                   env=env, capture_output=True, text=True, timeout=args.timeout)
             except subprocess.TimeoutExpired:
                 print(spec, f"timed out after {args.timeout} s")
                 continue

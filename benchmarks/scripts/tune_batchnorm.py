@@ -271,7 +271,12 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((32, 2048, 7, 7), "bf16", False), ((32, 2048, 7, 7), "bf16", True),
                  ((16, 1024, 14, 14), "bf16", False), ((16, 1024, 14, 14), "bf16", True),
                  ((8, 64, 56, 56), "bf16", False), ((8, 64, 56, 56), "bf16", True),
-                 ((32, 2048, 7, 7), "fp32", False), ((32, 2048, 7, 7), "fp32", True)]
+                 ((32, 2048, 7, 7), "fp32", False), ((32, 2048, 7, 7), "fp32", True),
+                 # fp32 NCHW rows slower than a peer in session 11's suite (training forward, evaluation)
+                 ((32, 512, 28, 28), "fp32", False), ((256, 1024, 14, 14), "fp32", False),
+                 # long NCHW runs (S = 60800, 12544, 784), to check that plans for short runs leave them alone
+                 ((2, 256, 200, 304), "bf16", False), ((128, 64, 112, 112), "bf16", False),
+                 ((256, 256, 28, 28), "bf16", False)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
