@@ -132,6 +132,7 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
                 _fwd_bwd(fastnorm.batch_norm, x, None, None, None, None, training=True)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=False)  # dx alone
                 z = _meta(*shape, dtype=dtype, grad=True, channels_last=cl)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, momentum=None, activation="relu", z=z,
                          num_batches_tracked=nbt)

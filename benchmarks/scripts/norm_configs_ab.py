@@ -8,7 +8,8 @@ For each N: the current config, then every variant — by default the backward's
 :func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``), with ``--all`` the whole backward sweep
 (``tune_norms.bwd_variants``), with ``--fwd`` the forward sweep (``tune_norms.fwd_variants``), with
 ``--two-piece`` only the rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with
-``--fwd``), with ``--split`` the backward's split rows (``tune_norms.split_variants``). Each variant's outputs
+``--fwd``), with ``--split`` the backward's split rows (``tune_norms.split_variants``), with ``--current`` none (the
+current configs alone, to compare source trees run after run). Each variant's outputs
 are checked against the current config's (bf16 x of shape (rows, N)), then all
 are timed with ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is
 reported) as % of the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
@@ -75,6 +76,8 @@ def main() -> None:
                     help="tune_norms.split_variants only (the backward's rows split across programs)")
     ap.add_argument("--two-piece", action="store_true",
                     help="tune_norms.two_piece_variants only (rows as two pieces), forward with --fwd")
+    ap.add_argument("--current", action="store_true",
+                    help="the current configs alone (to compare source trees: run once per tree)")
     args = ap.parse_args()
     out_dir = os.environ.get("OUT", ".")
     t0 = time.perf_counter()
@@ -82,7 +85,10 @@ def main() -> None:
     sms = C.multiprocessor_count(dev)
     plan = [(False, int(s)) for s in args.ns.split(",") if s] + [(True, int(s)) for s in args.rms_ns.split(",") if s]
     kind = "fwd" if args.fwd else "bwd"
-    if args.split:
+    if args.current:
+        def variants(n, sms, is_rms=False):
+            return []
+    elif args.split:
         def variants(n, sms, is_rms=False):
             return T.split_variants(n, sms, is_rms)
     elif args.two_piece:
