@@ -406,9 +406,11 @@ BN_PEER_TIMEOUT_S = 600
 #: elements took channels-last 56² training forward from 31 to 38% of copy (109 -> 64 registers); apply
 #: and dx prefetch 3: evaluation forward +1..5 points, frozen backward +2..8 (14²: 64 -> 72%); bwd prefetch 3:
 #: training backward +1..3 points. Session 11: apply prefetch 4 (evaluation forward +1..3 points; 5 was
-#: erratic); statistics 4-5 no gain, the sums and dx loops at 4 together lost 3 points at NCHW 14².
-BN_LOOP_STAGES = {"stats": 3, "apply": 4, "bwd": 3, "dx": 3}
-BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "bwd": None, "dx": None}
+#: erratic); statistics 4-5 no gain, the sums and dx loops at 4 together lost 3 points at NCHW 14². Session 12:
+#: "apply_row32", the apply loop over the NCHW row layout (S <= BN_ROW_LANES_MAX) with 4-byte x, at 2 (fp32 7²
+#: evaluation 53.3 -> 62.7%, training forward 33.5 -> 36.2; at 2 everywhere, 56² bf16 and 14² fp32 lost 2 points).
+BN_LOOP_STAGES = {"stats": 3, "apply": 4, "apply_row32": 2, "bwd": 3, "dx": 3}
+BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "apply_row32": None, "bwd": None, "dx": None}
 
 
 def _prev_pow2(n: int) -> int:
