@@ -4,7 +4,8 @@
 
 SPEC is a source tree (the directory put on PYTHONPATH, e.g. ``src``), optionally followed by overrides of
 ``fastnorm.kernels.config``: ``src@BN_ITEM={"fused": 131072, "stream": 65536};BN_WARPS=4`` (Python literals); or
-``torch``: torch's own ``F.batch_norm``, timed the same way (the peer to beat, in the same process pattern).
+``torch``: torch's own ``F.batch_norm``, timed the same way (the peer to beat, in the same process pattern; run from
+the repository root, whose ``src`` builds the cases; its ERR flag is fastnorm's check, the same in every column).
 The cases are ``tune_batchnorm.VARIANT_CASES`` filtered by ``$BN_VARIANT_CASES`` (';'-separated substrings of
 their keys), built, timed and checked with ``tune_batchnorm``'s own functions. Per case and op each spec reports
 the report's timing (``do_bench``, L2 flushed, median), the GPU time of back-to-back calls (CUDA events around
@@ -92,7 +93,9 @@ def main() -> None:
     for _ in range(args.rounds):
         for k, spec in enumerate(args.specs):
             src, _, ov = spec.partition("@")
-            impl = "torch" if spec == "torch" else "fastnorm"
+            impl = "torch" if src == "torch" else "fastnorm"
+            if impl == "torch" and ov:
+                raise SystemExit(f"{spec}: the torch spec takes no config overrides")
             env = dict(os.environ, PYTHONPATH=os.path.abspath("src" if impl == "torch" else src))
             try:
                 p = subprocess.run([sys.executable, __file__, "--ops", args.ops, "--impl", impl, "--child", ov, "x"],

@@ -338,12 +338,14 @@ BN_CL_CB = {"fused": 32, "stream": 64}
 BN_NCHW_MAX_CB = 16
 BN_NCHW_ROW_MIN_CB = 4
 #: The smallest channel block of the one-pass forward (evaluation, the training forward's apply pass) in NCHW (either
-#: layout): a tile of one channel reads a run of S elements per image, one image's worth of addresses apart; four
-#: adjacent channels make each run 4·S contiguous elements. Measured on the H200 (NOTES.md, session 12; evaluation
-#: forward, % of copy): 14² bf16 72.6 -> 82.7, fp32 81.4 -> 88.6; 28² fp32 (32 images) 73.5 -> 78.3; training
-#: forward 14² 46.6 -> 50.3; runs of >= 3136 elements within 1.6 points either way. 8 and 16 lost at 7² and 28² (16:
-#: fp32 7² evaluation 53 -> 20). Not the one-pass backward kinds: at 28² their tiles of 4 channels lost 2-3 points
-#: (dx alone and the frozen backward with its sums, fp32 and bf16), at 14² gained 1-2.
+#: layout) when it divides the channel count: a tile of one channel reads a run of S elements per image, one image's
+#: worth of addresses apart; four adjacent channels make each run 4·S contiguous elements. Measured on the H200
+#: (NOTES.md, session 12; evaluation forward, % of copy): 14² bf16 72.6 -> 82.7, fp32 81.4 -> 88.6; 28² fp32 (32
+#: images) 73.5 -> 78.3; training forward 14² 46.6 -> 50.3; runs of >= 3136 elements within 2 points either way. 8
+#: and 16 lost at 7² and 28² (16: fp32 7² evaluation 53 -> 20). Channel counts it does not divide lost (a review's
+#: A/B: bf16 64×6×112² 43.1 -> 40.7, 32×3×224² 44.0 -> 43.0): their last block is partly masked. Not the one-pass
+#: backward kinds: at 28² their tiles of 4 channels lost 2-3 points (dx alone and the frozen backward with its sums,
+#: fp32 and bf16), at 14² gained 1-2.
 BN_NCHW_STREAM_MIN_CB = 4
 #: Items per multiprocessor aimed at (items shrink for small tensors), by kind, and warps per 4096-element
 #: tile. 8 for the fused kinds (measured when the statistics pass took it too: training forward +1..3 points, the
@@ -432,9 +434,10 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for one-pass
     kinds over large tensors), so that small tensors still fill the device; the statistics pass ("fused",
     "fwd") instead cuts at most BN_STATS_WAVE items per multiprocessor, as large as that allows (channel
-    blocks grow in NCHW when there are more channels than that). NCHW channel blocks hold at least
-    BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward. ``lanes``: the NCHW
-    row layout's lanes per image (tiles hold whole rows), or 0.
+    blocks grow in NCHW when there are more channels than that). NCHW channel blocks aim at no fewer than
+    BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it divides
+    the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row layout's
+    lanes per image (tiles hold whole rows), or 0.
     """
     tile = BN_TILE[direction]
     total = c * max(v, 1)
@@ -453,7 +456,7 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         by_item = _prev_pow2(max(1, item // max(1, v)))
         if lanes:
             by_item = max(by_item, BN_NCHW_ROW_MIN_CB)
-        if kind == "stream" and direction == "fwd":
+        if kind == "stream" and direction == "fwd" and c % BN_NCHW_STREAM_MIN_CB == 0:
             by_item = max(by_item, BN_NCHW_STREAM_MIN_CB)
         cb_max = min(_next_pow2(c), BN_NCHW_MAX_CB, max(1, tile // max(1, lanes)))
         cb = min(cb_max, by_item)
