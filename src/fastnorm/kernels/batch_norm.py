@@ -1178,12 +1178,11 @@ def _scratch(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
 def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
             plan: config.BatchNormPlan) -> None:
     """Launch a tile kernel over ``xv`` with ``plan``: the view's and tile's constexprs, the accumulation dtype,
-    and the prefetch depth and register cap of the kernel's ``loop`` ("stats", "apply", "bwd" or "dx"; "apply" over
-    the NCHW row layout with 4-byte x takes "apply_row32"'s; the cap is measured for fp32 accumulation only: fp64
-    states need more registers)."""
+    and the prefetch depth and register cap of the kernel's ``loop`` ("stats", "apply", "bwd" or "dx"; its key in
+    the tables by ``config.batch_norm_loop``; the cap is measured for fp32 accumulation only: fp64 states need more
+    registers)."""
     acc = _acc(xv.x.dtype)
-    if loop == "apply" and xv.l and xv.x.element_size() == 4:
-        loop = "apply_row32"
+    loop = config.batch_norm_loop(loop, xv.l, xv.x.element_size())
     launcher((grid,), args, {
         **meta, "S": xv.s, "FLAT": xv.flat, "L": xv.l, "IDX": _idx(xv, plan.bs, plan.cb), "ACC": _TL[acc],
         "CB": plan.cb, "BS": plan.bs, "STAGES": config.BN_LOOP_STAGES[loop],

@@ -415,6 +415,13 @@ BN_LOOP_STAGES = {"stats": 3, "apply": 4, "apply_row32": 2, "bwd": 3, "dx": 3}
 BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "apply_row32": None, "bwd": None, "dx": None}
 
 
+def batch_norm_loop(loop: str, lanes: int, x_size: int) -> str:
+    """The BN_LOOP_STAGES / BN_MAXNREG key of kernel loop ``loop`` over a view with ``lanes`` (the NCHW row layout's
+    lanes per image, or 0) and x elements of ``x_size`` bytes: "apply_row32" for the apply loop over the row layout
+    with 4-byte x, else ``loop``."""
+    return "apply_row32" if loop == "apply" and lanes and x_size == 4 else loop
+
+
 def _prev_pow2(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
