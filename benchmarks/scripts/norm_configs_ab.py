@@ -1,18 +1,18 @@
 """A/B of LayerNorm/RMSNorm launch configs against the current ones, kernels only, in one process on the GPU
 machine::
 
-    PYTHONPATH=src python3 benchmarks/scripts/norm_configs_ab.py [--ns 8192,16384] [--rms-ns ...] [--all | --fwd]
-        [--passes 2] [--inductor]
+    PYTHONPATH=src python3 benchmarks/scripts/norm_configs_ab.py [--ns 8192,16384] [--rms-ns ...] [--fwd] [--all]
+        [--split] [--dtype float32] [--passes 2] [--deadline S] [--inductor]
 
-For each N: the current config, then every variant — by default the backward's whole-row variants of
-:func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``), with ``--all`` the whole backward sweep
-(``tune_norms.bwd_variants``), with ``--fwd`` the forward sweep (``tune_norms.fwd_variants``), with
-``--two-piece`` only the rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with
-``--fwd``), with ``--split`` the backward's split rows (``tune_norms.split_variants``), with ``--current`` none (the
-current configs alone, to compare source trees run after run). Each variant's outputs
-are checked against the current config's (bf16 x of shape (rows, N)), then all
-are timed with ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is
-reported) as % of the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
+For each N: the current config, then every variant of each section asked for — ``--fwd`` the forward sweep
+(``tune_norms.fwd_variants``), ``--all`` the whole backward sweep (``tune_norms.bwd_variants``), ``--split`` the
+backward's split rows (``tune_norms.split_variants``), any of them together; with none of them the backward's
+whole-row variants of :func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``); ``--two-piece`` only the
+rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with ``--fwd``); ``--current`` none
+(the current configs alone, to compare source trees run after run). Each variant's outputs are checked against the
+current config's (x, dy and the weight in ``--dtype``, default bf16; x of shape (rows, N)), then all are timed with
+``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of
+the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
 ``--inductor`` also writes torch.compile's generated code for the RMSNorm backward at N = 16384 to
 ``$OUT/inductor_rms16384.py``. Prints a table last; writes ``$OUT/norm_configs_ab.json``.
 """
@@ -69,64 +69,70 @@ def main() -> None:
     ap.add_argument("--ns", default="4096,8192,12288,16384")
     ap.add_argument("--rms-ns", default="8192,12288,16384")
     ap.add_argument("--inductor", action="store_true")
-    ap.add_argument("--all", action="store_true", help="tune_norms.bwd_variants (the whole sweep) instead")
-    ap.add_argument("--fwd", action="store_true", help="tune_norms.fwd_variants (the forward sweep) instead")
+    ap.add_argument("--all", action="store_true", help="tune_norms.bwd_variants (the whole backward sweep)")
+    ap.add_argument("--fwd", action="store_true", help="tune_norms.fwd_variants (the forward sweep)")
     ap.add_argument("--passes", type=int, default=1, help="interleaved timing passes (median reported)")
     ap.add_argument("--split", action="store_true",
-                    help="tune_norms.split_variants only (the backward's rows split across programs)")
+                    help="tune_norms.split_variants (the backward's rows split across programs)")
     ap.add_argument("--two-piece", action="store_true",
                     help="tune_norms.two_piece_variants only (rows as two pieces), forward with --fwd")
+    ap.add_argument("--deadline", type=float, default=1e9, help="seconds after which no new N is started")
     ap.add_argument("--current", action="store_true",
                     help="the current configs alone (to compare source trees: run once per tree)")
+    ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"),
+                    help="x, dy and the weight (the tuned tables are per element size)")
     args = ap.parse_args()
     out_dir = os.environ.get("OUT", ".")
     t0 = time.perf_counter()
     dev = torch.cuda.current_device()
     sms = C.multiprocessor_count(dev)
+    dtype = getattr(torch, args.dtype)
+    esize = dtype.itemsize
     plan = [(False, int(s)) for s in args.ns.split(",") if s] + [(True, int(s)) for s in args.rms_ns.split(",") if s]
-    kind = "fwd" if args.fwd else "bwd"
+    sections = []  # (direction, variants(n, sms, is_rms)), each measured in turn per N
     if args.current:
-        def variants(n, sms, is_rms=False):
-            return []
-    elif args.split:
-        def variants(n, sms, is_rms=False):
-            return T.split_variants(n, sms, is_rms)
+        sections = [("fwd" if args.fwd else "bwd", lambda n, sms, r: [])]
     elif args.two_piece:
-        def variants(n, sms, is_rms=False):
-            return T.two_piece_variants(kind, n, sms)
-    elif args.fwd:
-        def variants(n, sms, is_rms=False):
-            return T.fwd_variants(n, sms, 2, is_rms)[1:]
-    elif args.all:
-        def variants(n, sms, is_rms=False):
-            return T.bwd_variants(n, sms, 2, is_rms)[1:]
+        kind = "fwd" if args.fwd else "bwd"
+        sections = [(kind, lambda n, sms, r: T.two_piece_variants(kind, n, sms))]
     else:
-        def variants(n, sms, is_rms=False):
-            return wide_variants(n, sms)
-    items = [(r, n, T.rows_for(n), kind, c) for r, n in plan for c in variants(n, sms, r)]
+        if args.fwd:
+            sections.append(("fwd", lambda n, sms, r: T.fwd_variants(n, sms, esize, r)[1:]))
+        if args.all:
+            sections.append(("bwd", lambda n, sms, r: T.bwd_variants(n, sms, esize, r)[1:]))
+        if args.split:
+            sections.append(("bwd", lambda n, sms, r: T.split_variants(n, sms, r, esize)))
+        if not sections:
+            sections = [("bwd", lambda n, sms, r: wide_variants(n, sms))]
+    items = [(r, n, T.rows_for(n), kind, c, dtype) for r, n in plan for kind, variants in sections
+             for c in variants(n, sms, r)]
     T.precompile(items)
     copy_gbs = T.copy_bandwidth()
-    print(f"device {torch.cuda.get_device_name()} ({sms} SMs); copy {copy_gbs:.0f} GB/s", flush=True)
+    print(f"device {torch.cuda.get_device_name()} ({sms} SMs); copy {copy_gbs:.0f} GB/s; {args.dtype}", flush=True)
     rows = []
     for is_rms, n in plan:
-        rows += T.measure_configs(kind, is_rms, n, sms, copy_gbs, lambda n, sms, r=is_rms: variants(n, sms, r),
-                                  args.passes)
-        torch.cuda.empty_cache()
+        for kind, variants in sections:
+            if time.perf_counter() - t0 > args.deadline:
+                print(f"  stopped at the {args.deadline} s deadline", flush=True)
+                break
+            rows += T.measure_configs(kind, is_rms, n, sms, copy_gbs, lambda n, sms, r=is_rms, v=variants: v(n, sms, r),
+                                      args.passes, dtype=dtype)
+            torch.cuda.empty_cache()
     Path(out_dir, "norm_configs_ab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), copy=copy_gbs,
                                                                rows=rows), indent=1))
     if args.inductor:
         inductor_code(out_dir)
-    print(f"== summary ({time.perf_counter() - t0:.0f} s): current config vs the best variant, % of copy")
+    print(f"== summary ({time.perf_counter() - t0:.0f} s, {args.dtype}): current config vs the best variant, % of copy")
     for is_rms, n in plan:
-        rs = [r for r in rows if r["n"] == n and r["op"] == ("RMS" if is_rms else "LN")]
-        if not rs:
-            continue
-        cur, alts = rs[0], sorted(rs[1:], key=lambda r: -r["pct"])
-        best = alts[0] if alts else None
-        print(f"{cur['op']:3s} N={n:6d}  current {cur['pct']:5.1f}% ({cur['cfg']}, {cur['regs']}r/{cur['spills']}s)"
-              + (f"  best {best['pct']:5.1f}% ({best['cfg']}, {best['regs']}r/{best['spills']}s, err "
-                 f"{max(best['errs'].values()):.1e})" if best else ""))
-
+        for kind in dict.fromkeys(k for k, _ in sections):
+            rs = [r for r in rows if r["n"] == n and r["op"] == ("RMS" if is_rms else "LN") and r["kind"] == kind]
+            if not rs:
+                continue
+            cur, alts = rs[0], sorted(rs[1:], key=lambda r: -r["pct"])
+            best = alts[0] if alts else None
+            print(f"{cur['op']:3s} {kind} N={n:6d}  current {cur['pct']:5.1f}% ({cur['cfg']}, {cur['regs']}r/"
+                  f"{cur['spills']}s)" + (f"  best {best['pct']:5.1f}% ({best['cfg']}, {best['regs']}r/"
+                                          f"{best['spills']}s, err {max(best['errs'].values()):.1e})" if best else ""))
 
 if __name__ == "__main__":
     main()

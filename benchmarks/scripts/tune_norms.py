@@ -57,7 +57,7 @@ def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
         for tile in sorted({bn, 2048, 4096, 8192, 16384}):
             if tile < bn:
                 continue
-            for ept in (16, 32, 64):
+            for ept in (8, 16, 32, 64):
                 w = _warps(tile, ept)
                 out.append(C.NormConfig(tile // bn, bn, False, w))
                 out.append(C.NormConfig(tile // bn, bn, False, w, 2, sms * 4))
@@ -98,12 +98,12 @@ def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
     return out
 
 
-def split_variants(n: int, sms: int, is_rms: bool = False) -> list[C.NormConfig]:
+def split_variants(n: int, sms: int, is_rms: bool = False, esize: int = 2) -> list[C.NormConfig]:
     """The backward's rows split across programs (``NormConfig.split``): pieces of 2048 to 16384 columns, 8 to 32
     elements per thread, 1, 2 or 4 programs per SM, 16 to 32 warps per SM, the weight held or re-read per row;
     and, for the A/B, the config the rows take without splitting."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
-    out = [C.norm_bwd_config(n, 2, dev, is_rms, False)]
+    out = [C.norm_bwd_config(n, esize, dev, is_rms, False)]
     for piece in (2048, 4096, 8192, 16384):
         for w in (4, 8, 16):
             if not 8 <= piece // (32 * w) <= 32:
@@ -174,12 +174,12 @@ def run_bwd(dy, x, w, has_b, mean, rstd, is_rms, cfg=None):
 
 
 def _compile_items(items):
-    """Worker: run each (is_rms, n, m, kind, cfg) once on small tensors to fill the Triton cache."""
+    """Worker: run each (is_rms, n, m, kind, cfg[, dtype]) once on small tensors to fill the Triton cache."""
     torch.cuda.init()
     done = 0
-    for is_rms, n, m, kind, cfg in items:
-        mm = 32 if m % 16 == 0 else m  # same specialization (M % 16) with few rows
-        x, w, b, dy = make_inputs(mm, n, is_rms=is_rms)
+    for is_rms, n, m, kind, cfg, *dtype in items:
+        mm = 32 if m % 16 == 0 else 16 + m % 16  # same specialization (M % 16) with few rows
+        x, w, b, dy = make_inputs(mm, n, *dtype, is_rms=is_rms)
         try:
             y, _, mean, rstd = run_fwd(x, w, b, is_rms, cfg if kind == "fwd" else None)
             if kind == "bwd":
@@ -350,24 +350,25 @@ def max_rel(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, variants, passes: int = 1,
-                    rep: int = 20) -> list[dict]:
-    """Kernel-only % of copy of the current config and ``variants(n, sms)`` of direction ``kind`` (bf16 x of
-    ``rows_for(n)`` rows): each checked against the current config's results, then timed (``do_bench``, ``rep`` ms)
-    in ``passes`` interleaved passes over all of them, the median of the passes reported. -> one dict per config
-    that ran (the current one first), with its registers and spills."""
+                    rep: int = 20, dtype: torch.dtype = torch.bfloat16) -> list[dict]:
+    """Kernel-only % of copy of the current config and ``variants(n, sms)`` of direction ``kind`` (x of
+    ``rows_for(n)`` rows in ``dtype``, the weight too): each checked against the current config's results, then
+    timed (``do_bench``, ``rep`` ms) in ``passes`` interleaved passes over all of them, the median of the passes
+    reported. -> one dict per config that ran (the current one first), with its registers and spills."""
     m = rows_for(n)
-    x, w, b, dy = make_inputs(m, n, is_rms=is_rms)
+    x, w, b, dy = make_inputs(m, n, dtype, is_rms=is_rms)
     _, _, mean, rstd = run_fwd(x, w, b, is_rms)
     dev = torch.cuda.current_device()
+    esize = x.element_size()
     if kind == "fwd":
-        nbytes, launcher = fwd_bytes(m, n, 2, is_rms), K._fwd
-        current, names = C.norm_fwd_config(n, 2, dev, is_rms), (("y", 0), ("rstd", 3))
+        nbytes, launcher = fwd_bytes(m, n, esize, is_rms), K._fwd
+        current, names = C.norm_fwd_config(n, esize, dev, is_rms), (("y", 0), ("rstd", 3))
 
         def run(cfg=None):
             return run_fwd(x, w, b, is_rms, cfg)
     else:
-        nbytes, launcher = bwd_bytes(m, n, 2, is_rms), K._bwd
-        current, names = C.norm_bwd_config(n, 2, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
+        nbytes, launcher = bwd_bytes(m, n, esize, is_rms), K._bwd
+        current, names = C.norm_bwd_config(n, esize, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
 
         def run(cfg=None):
             return run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
@@ -386,7 +387,8 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
             continue
         regs, spills = regs_of_last_launch(K._bwd_split if cfg.split else launcher)
         errs = {name: max_rel(got[i], base[i]) for name, i in names if got[i] is not None}
-        rows.append(dict(op="RMS" if is_rms else "LN", kind=kind, n=n, rows=m, cfg=fmt_cfg(cfg), config=list(cfg),
+        rows.append(dict(op="RMS" if is_rms else "LN", kind=kind, n=n, rows=m, dtype=str(dtype).removeprefix("torch."),
+                         cfg=fmt_cfg(cfg), config=list(cfg),
                          regs=regs, spills=spills, errs=errs, times_us=[]))
         runs.append(lambda cfg=cfg: run(cfg))
     for _ in range(passes):
