@@ -23,8 +23,9 @@ from helpers import assert_close, to_np64, watch_replays
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 BASE_NS = [1, 2, 3, 7, 31, 64, 65, 127, 128, 129, 255, 1000, 1023, 1025]
-# One past every block-size or strategy boundary of the dispatch (tracks the config).
-BOUNDARY_NS = [n for n in C.norm_strategy_boundaries(2) if n not in BASE_NS]
+# One past every block-size or strategy boundary of the dispatch (tracks the config), by element size: the measured
+# tables differ between 16-bit and float32 inputs.
+BOUNDARY_NS = {size: [n for n in C.norm_strategy_boundaries(size) if n not in BASE_NS] for size in (2, 4)}
 
 
 @pytest.fixture(autouse=True)
@@ -99,7 +100,7 @@ def _check_all(is_rms, x, shape, w, b, eps, dy, nd=1):
 # ----------------------------------------------------------------------------- against the reference
 
 CASES = [(n, dtype) for n in BASE_NS for dtype in DTYPES] + [
-    (n, dtype) for n in BOUNDARY_NS for dtype in (torch.float32, torch.bfloat16)]
+    (n, dtype) for dtype in (torch.float32, torch.bfloat16) for n in BOUNDARY_NS[dtype.itemsize]]
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
@@ -240,8 +241,9 @@ def test_split_rows_small(device, is_rms, m, n, cfg):
 
 def test_split_config_checks_and_choice(device):
     """A given split config must be the backward's and cut rows into 2 to ``programs`` pieces (n > 2, not
-    float64); the heuristic splits 16-bit rows where NORM_SPLIT_TUNED has an entry (rows past its longest key take
-    that entry), unless asked not to (traced launches) or the pieces cannot all be resident."""
+    float64); the heuristic splits 16-bit and float32 rows where NORM_SPLIT_TUNED(_FP32) has an entry (rows past its
+    longest key take that entry; a None entry keeps that key's rows whole), unless asked not to (traced launches) or
+    the pieces cannot all be resident."""
     x = _rand((2, 100), torch.float32, device, 1)
     y, _, _, rstd = K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True)
     with pytest.raises(ValueError, match="only the backward"):
@@ -254,24 +256,34 @@ def test_split_config_checks_and_choice(device):
     with pytest.raises(ValueError, match="float64"):
         K.norm_bwd(x.double(), x.double(), None, False, None, rstd.double(), None, torch.float64, None, 1e-5, 0.0,
                    True, config=C.NormConfig(1, 32, False, 4, programs=8, split=True))
-    def first_row(is_rms, key):  # the first row of an entry: past 2P/3 for a 3P/4 key, else past its 3P/4 key's
+    tables = ((2, C.NORM_SPLIT_TUNED), (4, C.NORM_SPLIT_TUNED_FP32))
+
+    def first_row(table, is_rms, key):  # the first row of an entry: past 2P/3 for a 3P/4 key, else past its 3P/4 key's
         if key & (key - 1):
             return key * 2 // 3 + 1
-        return key * 3 // 4 + 1 if (is_rms, key * 3 // 4) in C.NORM_SPLIT_TUNED else key // 2 + 1
+        return key * 3 // 4 + 1 if (is_rms, key * 3 // 4) in table else key // 2 + 1
 
-    for (is_rms, key), (block_n, _, per_sm, _) in C.NORM_SPLIT_TUNED.items():
-        resident = per_sm * C.multiprocessor_count(None)
-        for n in (first_row(is_rms, key), key):
-            assert C.norm_bwd_config(n, 2, None, is_rms).split == (-(-n // block_n) <= resident)
-            assert not C.norm_bwd_config(n, 2, None, is_rms, False).split and not C.norm_bwd_config(n, 4, None).split
+    for size, table in tables:
+        for (is_rms, key), entry in table.items():
+            for n in (first_row(table, is_rms, key), key):
+                if entry is None:  # measured: whole rows
+                    assert not C.norm_bwd_config(n, size, None, is_rms).split
+                    continue
+                block_n, _, per_sm, _ = entry
+                resident = per_sm * C.multiprocessor_count(None)
+                assert C.norm_bwd_config(n, size, None, is_rms).split == (-(-n // block_n) <= resident)
+                assert not C.norm_bwd_config(n, size, None, is_rms, False).split
+                assert not C.norm_bwd_config(n, 8, None, is_rms).split  # float64: never split
     with pytest.MonkeyPatch.context() as mp:  # a device of many SMs: every tuned size splits, and longer rows too
         mp.setattr(C, "multiprocessor_count", lambda device: 1024)
-        for is_rms, key in C.NORM_SPLIT_TUNED:
-            assert C.norm_bwd_config(first_row(is_rms, key), 2, None, is_rms).split
-            assert C.norm_bwd_config(key, 2, None, is_rms).split
-        longest = max(k for _, k in C.NORM_SPLIT_TUNED)
-        assert C.norm_bwd_config(4 * longest, 2, None, True).split
-        assert not C.norm_bwd_config(16384, 2, None, True).split  # whole rows
+        for size, table in tables:
+            for (is_rms, key), entry in table.items():
+                split = entry is not None
+                assert C.norm_bwd_config(first_row(table, is_rms, key), size, None, is_rms).split == split
+                assert C.norm_bwd_config(key, size, None, is_rms).split == split
+            longest = max(k for _, k in table)
+            assert C.norm_bwd_config(4 * longest, size, None, True).split
+            assert not C.norm_bwd_config(16384, size, None, True).split  # whole rows
 
 
 def _check_split_backward(device, is_rms, m, cfg, seed, bias):
@@ -915,8 +927,8 @@ def test_as_rows_copies_strided_rows_of_a_traced_tensor():
 
 
 def test_tuned_key_buckets(monkeypatch):
-    """Rows of N look up NORM_TUNED under P = next_pow2(N), or under 3P/4 when N fills at most three quarters of P;
-    a 3P/4 key without an entry falls back to P's."""
+    """Rows of N look up NORM_TUNED (16-bit) or NORM_TUNED_FP32 under P = next_pow2(N), or under 3P/4 when N fills
+    at most three quarters of P; a 3P/4 key without an entry falls back to P's."""
     for n in [*range(1, 5000, 7), 5120, 6144, 6145, 12288, 12289, 65536]:
         p = 1 << (n - 1).bit_length()
         key = C.norm_tuned_key(n)
@@ -924,8 +936,10 @@ def test_tuned_key_buckets(monkeypatch):
         assert n <= key <= p and (key == p or n > p // 2)
     monkeypatch.setattr(C, "NORM_TUNED", {("fwd", False, 4096): (1, 4096, False, 4, 1, 0),
                                           ("fwd", False, 3072): (2, 4096, False, 8, 1, 0)})
+    monkeypatch.setattr(C, "NORM_TUNED_FP32", {("fwd", False, 4096): (1, 4096, False, 16, 1, 0)})
     assert C.norm_fwd_config(3000, 2).block_m == 2 and C.norm_fwd_config(3073, 2).block_m == 1
-    assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 4, None, True)  # untuned: the rules
+    assert C.norm_fwd_config(3000, 4).num_warps == 16  # float32's table, by P's key
+    assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 8, None, True)  # untuned: the rules
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="replays serve eager CUDA launches only")

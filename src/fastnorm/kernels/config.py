@@ -110,7 +110,7 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 12288): (1, 8192, False, 8, 1, 0),  # 8192 + 4096: 97.1% (session 9; the 16384 tile: 78.5)
     ("bwd", False, 8192): (1, 8192, False, 16, 3, 1),  # 76.2% of copy
     ("bwd", False, 12288): (1, 8192, False, 16, 1, 1, True),  # 8192 + 4096: 60.5% (session 9; the 16384 tile: 54.1)
-    ("fwd", False, 16384): (1, 16384, False, 16, 1, 0),  # 91.1% of copy (run 1; 64 registers again since run 4)
+    ("fwd", False, 16384): (1, 16384, False, 8, 1, 0),  # 92.0% (session 13, two passes; 16 warps: 91.0)
     ("bwd", False, 16384): (1, 16384, False, 8, 1, 1, True),  # 63.8% (chunked 4×4096: 45.0), 108 B spills
     ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # 76.3% of copy
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
@@ -129,19 +129,73 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 1536): (1, 1024, False, 2, 3, 4),  # 1024 + 512: 87.5% (session 9; 2048 tiles: 84.6)
     ("bwd", True, 2048): (2, 2048, False, 8, 3, 2),  # 84.9% of copy
     ("bwd", True, 3072): (1, 2048, False, 4, 3, 4),  # 2048 + 1024: 90.5% (session 9; 4096 tiles: 83.0)
-    ("fwd", True, 4096): (1, 4096, False, 8, 1, 0),  # 95.4% of copy
+    ("fwd", True, 3072): (1, 4096, False, 8, 1, 0),  # the 4096 entry before session 13 (not 4096's 4-row tiles)
+    ("fwd", True, 4096): (4, 4096, False, 8, 1, 0),  # 96.9% (session 13, two passes; one row per tile: 94.2)
     ("bwd", True, 4096): (2, 4096, False, 16, 3, 1),  # 93.7% of copy
     ("bwd", True, 6144): (2, 4096, False, 16, 3, 1, True),  # 4096 + 1024 at 5120: 95.6% (session 9; 8192 tiles: 80.2)
     ("fwd", True, 8192): (1, 8192, False, 8, 1, 0),  # 96.5% of copy
     ("bwd", True, 8192): (1, 8192, False, 16, 3, 1),  # 96.8% of copy
     ("fwd", True, 6144): (1, 4096, False, 4, 1, 0),  # 4096 + 1024 at 5120: 96.3% (session 9; the 8192 tile: 89.4)
     ("fwd", True, 12288): (1, 8192, False, 8, 1, 0),  # 8192 + 4096: 95.0% (session 9; 16384 tiles, 4/SM: 87.9)
-    ("fwd", True, 16384): (1, 16384, False, 32, 1, 0),  # 91.2% of copy
+    ("fwd", True, 16384): (1, 16384, False, 8, 1, 0),  # 98.5% (session 13, two passes; 32 warps: 93.0)
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
     ("fwd", True, 32768): (1, 32768, False, 32, 2, 4),  # 90.3% of copy
     ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),  # 46.8% of copy
     ("fwd", True, 65536): (1, 16384, True, 16, 3, 2),  # 75.9% of copy
     ("bwd", True, 65536): (4, 4096, True, 16, 3, 1),  # 47.6% of copy
+}
+
+
+#: Measured winners for float32 inputs on an H200, as NORM_TUNED (NOTES.md, session 13: kernels only, one pass,
+#: % of copy against the rules' config of the same run). Entries where the rules' config was within a point of the
+#: best variant are left out (the rules serve there), except under a 3P/4 key whose P has an entry (which its rows
+#: would take, unmeasured).
+NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
+    ("fwd", False, 256): (8, 256, False, 1, 1, 0),  # 79.9% (rules: 75.9)
+    ("bwd", False, 256): (16, 256, False, 8, 1, 2),  # 70.3% (35.0: the rules' prefetch)
+    ("bwd", False, 512): (4, 512, False, 4, 3, 2),  # 84.3% (65.2)
+    ("fwd", False, 768): (2, 512, False, 2, 1, 0),  # 512 + 256: 91.4% (90.5; else 1024's entry)
+    ("bwd", False, 768): (1, 512, False, 1, 3, 4),  # 512 + 256: 90.1% (76.8)
+    ("fwd", False, 1024): (1, 1024, False, 4, 1, 0),  # 92.8% (91.8; two passes)
+    ("bwd", False, 1024): (1, 1024, False, 2, 3, 4),  # 92.5% (89.1)
+    ("fwd", False, 1536): (2, 2048, False, 8, 1, 0),  # 95.5% (94.1)
+    ("bwd", False, 1536): (4, 2048, False, 16, 3, 1),  # 94.3% (84.0)
+    ("fwd", False, 2048): (2, 2048, False, 2, 1, 0),  # 95.2% (94.0)
+    ("bwd", False, 2048): (2, 2048, False, 8, 3, 1),  # 96.4% (94.6)
+    ("fwd", False, 3072): (1, 4096, False, 8, 1, 0),  # 97.4% (96.5; without it, 4096's entry: 88.4 in the suite)
+    ("bwd", False, 3072): (2, 4096, False, 32, 3, 1),  # 97.5% (89.9)
+    ("fwd", False, 4096): (2, 4096, False, 16, 1, 0),  # 96.9% (95.7)
+    ("bwd", False, 4096): (1, 4096, False, 8, 3, 1),  # 98.1% (96.9)
+    ("fwd", False, 6144): (1, 4096, False, 8, 1, 0),  # 4096 + 1024 at 5120: 97.0% (96.5; else 8192's entry)
+    ("bwd", False, 6144): (1, 8192, False, 16, 3, 1),  # at 5120: 98.9% (73.4)
+    ("fwd", False, 8192): (1, 8192, False, 16, 1, 0),  # 97.9% (96.8; two passes)
+    ("bwd", False, 8192): (1, 8192, False, 16, 3, 1, True),  # 97.6% (91.5)
+    ("fwd", False, 12288): (1, 8192, False, 16, 1, 0),  # 8192 + 4096: 98.1% (74.8)
+    ("bwd", False, 12288): (1, 8192, False, 16, 1, 1),  # 8192 + 4096: 83.5% (chunked: 35.6), 16 B spills
+    ("fwd", False, 16384): (1, 16384, False, 8, 2, 4),  # 89.0% (86.8)
+    ("fwd", False, 65536): (1, 8192, True, 8, 3, 4),  # 67.9% (44.0: the rules' L2 budget of rows in flight)
+    ("fwd", True, 256): (8, 256, False, 2, 1, 0),  # 81.7% (80.0)
+    ("bwd", True, 256): (16, 256, False, 8, 1, 2),  # 72.8% (61.4)
+    ("bwd", True, 512): (4, 512, False, 4, 3, 2),  # 85.3% (78.3)
+    ("fwd", True, 768): (2, 512, False, 2, 1, 0),  # 512 + 256: 92.3% (91.5; else 1024's entry)
+    ("bwd", True, 768): (1, 1024, False, 4, 3, 4),  # 90.5% (81.7)
+    ("fwd", True, 1024): (1, 1024, False, 1, 1, 0),  # 94.1% (92.3)
+    ("bwd", True, 1024): (4, 1024, False, 8, 3, 1),  # 93.3% (91.7)
+    ("fwd", True, 1536): (1, 1024, False, 2, 1, 0),  # 1024 + 512: 96.0% (94.8)
+    ("bwd", True, 1536): (1, 2048, False, 8, 1, 4),  # 95.2% (88.8)
+    ("fwd", True, 2048): (8, 2048, False, 16, 1, 0),  # 95.7% (94.9)
+    ("bwd", True, 2048): (2, 2048, False, 16, 3, 1),  # 97.0% (95.7)
+    ("fwd", True, 3072): (2, 2048, False, 16, 1, 0),  # 2048 + 1024: 97.8% (96.6)
+    ("bwd", True, 3072): (2, 4096, False, 32, 3, 1),  # 96.8% (92.2)
+    ("bwd", True, 4096): (1, 4096, False, 16, 3, 1),  # 98.7% (97.3)
+    ("fwd", True, 6144): (1, 8192, False, 16, 1, 0),  # at 5120: 98.8% (98.1; else 8192's entry)
+    ("bwd", True, 6144): (1, 8192, False, 32, 3, 1, True),  # at 5120: 98.5% (79.0)
+    ("fwd", True, 8192): (1, 8192, False, 32, 1, 0),  # 98.2% (96.8; two passes)
+    ("bwd", True, 8192): (1, 8192, False, 16, 1, 1),  # 98.4% (95.4)
+    ("fwd", True, 12288): (2, 8192, False, 32, 1, 0),  # 8192 + 4096: 99.0% (97.9)
+    ("bwd", True, 12288): (1, 8192, False, 16, 1, 1),  # 8192 + 4096: 91.5% (chunked: 53.4)
+    ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 93.8% (chunked: 50.4), 8 B spills
+    ("fwd", True, 65536): (1, 8192, True, 16, 3, 4),  # 69.8% (49.1)
 }
 
 
@@ -162,16 +216,40 @@ NORM_SPLIT_TUNED: dict[tuple[bool, int], tuple[int, int, int, bool]] = {
 }
 
 
+#: NORM_SPLIT_TUNED for float32 inputs (session 13, one pass, against the chunked rows of the same run). None: whole
+#: rows measured faster (LN 12288: split 74.6% against 83.5), and the key's rows do not fall back to P's entry. RMS
+#: rows of 16384 and shorter keep whole rows too (split 91.5% against 93.8 at 16384).
+NORM_SPLIT_TUNED_FP32: dict[tuple[bool, int], tuple[int, int, int, bool] | None] = {
+    (False, 12288): None,
+    (False, 16384): (2048, 8, 2, False),  # 74.5% (chunked: 29.9)
+    (False, 32768): (2048, 8, 2, False),  # 71.9% (chunked: 25.1)
+    (False, 65536): (2048, 8, 2, False),  # 71.8% (chunked: 24.4)
+    (True, 32768): (8192, 16, 1, True),  # 92.6% (chunked: 35.3)
+    (True, 65536): (8192, 16, 1, True),  # 90.1% (chunked: 33.4)
+}
+
+
+def _tables(elem_size: int) -> tuple[dict, dict] | None:
+    """The measured (NORM_TUNED-like, NORM_SPLIT_TUNED-like) tables of inputs of ``elem_size`` bytes, or None (the
+    rules serve: float64)."""
+    if elem_size == 2:
+        return NORM_TUNED, NORM_SPLIT_TUNED
+    if elem_size == 4:
+        return NORM_TUNED_FP32, NORM_SPLIT_TUNED_FP32
+    return None
+
+
 def _split(is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
     """The backward's split-row config for rows of ``n``, or None (no measured entry, or more pieces than can be
     resident)."""
-    if elem_size != 2:
+    tables = _tables(elem_size)
+    if tables is None:
         return None
-    keys = [k for r, k in NORM_SPLIT_TUNED if r == is_rms]
+    table = tables[1]
+    keys = [k for r, k in table if r == is_rms]
     if not keys:
         return None
-    piece = _tuned_entry(NORM_SPLIT_TUNED, (is_rms,), n) or (
-        NORM_SPLIT_TUNED[(is_rms, max(keys))] if _next_pow2(n) > max(keys) else None)
+    piece = _tuned_entry(table, (is_rms,), n) or (table[(is_rms, max(keys))] if _next_pow2(n) > max(keys) else None)
     if piece is None:
         return None
     block_n, warps, per_sm, w_in_loop = piece
@@ -191,15 +269,17 @@ def norm_tuned_key(n: int) -> int:
 
 
 def _tuned_entry(table: dict, prefix: tuple, n: int):
-    """A measured table's entry for rows of ``n``: under ``(*prefix, norm_tuned_key(n))``, else under
-    next_pow2(n)'s key; None when neither is there."""
-    return table.get((*prefix, norm_tuned_key(n))) or table.get((*prefix, _next_pow2(n)))
+    """A measured table's entry for rows of ``n``: under ``(*prefix, norm_tuned_key(n))`` if that key is there (its
+    value may be None: measured, no entry), else under next_pow2(n)'s key; None when neither is there."""
+    key = (*prefix, norm_tuned_key(n))
+    return table[key] if key in table else table.get((*prefix, _next_pow2(n)))
 
 
 def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
-    if elem_size != 2:
+    tables = _tables(elem_size)
+    if tables is None:
         return None
-    hit = _tuned_entry(NORM_TUNED, (kind, is_rms), n)
+    hit = _tuned_entry(tables[0], (kind, is_rms), n)
     if hit is None:
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *w_in_loop = hit
@@ -280,16 +360,18 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
     edges = {NORM_FWD_FUSED_MAX[acc] + 1, NORM_BWD_FUSED_MAX[acc] + 1,
              NORM_FWD_TILE + 1, NORM_BWD_TILE + 1, NORM_FWD_CHUNK[acc] + 1, NORM_BWD_CHUNK[acc] + 1,
              NORM_PARTIAL_SUM_MIN_COLS * NORM_PARTIAL_SUM_BLOCKS + 1}  # the partial sum's blocks pass 16 columns
-    if elem_size == 2:  # where the measured table switches to chunked rows, and from a 3P/4 entry to P's
+    tables = _tables(elem_size)
+    if tables is not None:  # where the measured tables switch to chunked or split rows, and from a 3P/4 entry to P's
+        tuned, split_tuned = tables
         for kind in ("fwd", "bwd"):
             for is_rms in (False, True):
-                chunked = [n for (k, r, n), v in NORM_TUNED.items() if k == kind and r == is_rms and v[2]]
+                chunked = [n for (k, r, n), v in tuned.items() if k == kind and r == is_rms and v[2]]
                 if chunked:
                     edges.add(_first_row(min(chunked)))
-                split = [n for r, n in NORM_SPLIT_TUNED if r == is_rms]
+                split = [n for (r, n), v in split_tuned.items() if r == is_rms and v is not None]
                 if kind == "bwd" and split:  # the first split rows
                     edges.add(_first_row(min(split)))
-        for _, _, n in NORM_TUNED:
+        for _, _, n in tuned:
             if n & (n - 1):  # a 3P/4 key, then P's entry
                 edges.update((_first_row(n), n + 1))
     return sorted(edges)
