@@ -36,6 +36,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 
 SM_COUNT = 132  # an H100/H200: plans as on the device the kernels are tuned for
 TARGET = GPUTarget("cuda", 90, 32)
+SMEM_LIMIT = 232448  # bytes of shared memory one block may use on an H100/H200 (227 KiB, opted in)
 
 
 # ------------------------------------------------------------------------------------------- recording
@@ -69,13 +70,14 @@ def _meta(*shape, dtype=torch.float32, grad=False, channels_last=False):
     return t.requires_grad_(grad)
 
 
-def _fwd_bwd(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)`` and, when its (first) output needs one, the backward for every input tensor."""
+def _fwd_bwd(fn, *args, every_output=False, **kwargs):
+    """``fn(*args, **kwargs)`` and, when its first output (``every_output``: each of its outputs, such as the norms'
+    residual_out) needs one, the backward for every input tensor."""
     out = fn(*args, **kwargs)
-    y = out[0] if isinstance(out, tuple) else out
-    if y.requires_grad:
+    outs = [t for t in (out if isinstance(out, tuple) else (out,))[: None if every_output else 1] if t.requires_grad]
+    if outs:
         inputs = [t for t in (*args, *kwargs.values()) if isinstance(t, torch.Tensor) and t.requires_grad]
-        torch.autograd.grad(y, inputs, torch.empty_like(y))
+        torch.autograd.grad(outs, inputs, [torch.empty_like(t) for t in outs])
 
 
 def _norm_cases(fastnorm) -> list:
@@ -96,18 +98,29 @@ def _norm_cases(fastnorm) -> list:
 
     def options():
         for dtype in (torch.bfloat16, torch.float32):
-            for n in (256, 20000):
+            for n in (256, 20000, *_tuned_rows(dtype.itemsize)):
                 x = _meta(33, n, dtype=dtype, grad=True)
                 r = _meta(33, n, dtype=dtype, grad=True)
                 w = _meta(n, dtype=torch.float32, grad=True)
-                _fwd_bwd(fastnorm.layer_norm, x, n, w, None, residual=r, residual_dtype=torch.float32,
-                         weight_offset=1.0)
+                b = _meta(n, dtype=torch.float32, grad=True)
+                _fwd_bwd(fastnorm.layer_norm, x, n, w, b, residual=r, residual_dtype=torch.float32,
+                         weight_offset=1.0, every_output=True)
                 _fwd_bwd(fastnorm.rms_norm, x, n, None, residual=r)
+                _fwd_bwd(fastnorm.rms_norm, x, n, w, residual=r, every_output=True)
                 _fwd_bwd(fastnorm.layer_norm, x, n)
                 fastnorm.layer_norm(x.detach(), n, w.detach())  # inference: no saved statistics
         big = _meta(2**31 // 1024 + 1, 1024, dtype=torch.bfloat16, grad=True)  # 64-bit offsets
         _fwd_bwd(fastnorm.layer_norm, big, 1024)
     return cases + [options]
+
+
+def _tuned_rows(elem_size: int) -> list[int]:
+    """A row length of every measured entry of the norms' tables for ``elem_size`` (its key): the options above
+    (a residual, whose tensors the loops prefetch too) run on each, as the plain cases run on the rules' sizes."""
+    from fastnorm.kernels import config
+
+    tuned, split = config._tables(elem_size)
+    return sorted({n for _, _, n in tuned} | {n for _, n in split})
 
 
 BN_SHAPES = [((8, 3, 14, 14), False), ((4, 5, 7, 7), False), ((2, 65, 3, 3), False), ((6, 129, 20, 20), False),
@@ -228,6 +241,8 @@ def compile_job(job_full) -> dict:
         if full:
             kernel = triton.compile(src, target=TARGET, options=opts)
             detail = f"{kernel.metadata.shared} B shared"
+            if kernel.metadata.shared > SMEM_LIMIT:  # CUDA would refuse the launch (Triton's OutOfResources)
+                raise RuntimeError(f"{detail}: more than the {SMEM_LIMIT} B an sm_90 block may have")
         else:
             _front_end(src, TARGET, opts)
             detail = "front end"

@@ -942,6 +942,34 @@ def test_tuned_key_buckets(monkeypatch):
     assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 8, None, True)  # untuned: the rules
 
 
+def test_prefetch_fits_shared_memory_with_a_residual(monkeypatch, device):
+    """The tuned entries were measured without a residual; with one, the tiles the loops prefetch of every streamed
+    tensor must still fit in a block's shared memory (the sm_90 compile gate checks the compiled sizes): the depth
+    is lowered only where they would not."""
+    cfg = C.NormConfig(1, 8192, False, 32, 3, 132, True)  # the float32 RMS backward's entry at 6144
+    assert C.norm_fit_prefetch(cfg, 4 + 4) == cfg  # dy and x: 3 stages of 2 x 32 KiB fit
+    assert C.norm_fit_prefetch(cfg, 4 + 4 + 4 + 4).num_stages == 1  # and dres_out, the weight: 3 or 2 stages do not
+    two = C.NormConfig(1, 8192, False, 16, 3, 132, block_n2=4096)  # bf16 rows as two pieces
+    assert C.norm_fit_prefetch(two, 2 + 2 + 2).num_stages == 3  # 3 x 72 KiB
+    assert C.norm_fit_prefetch(two, 4 + 4 + 4).num_stages == 1
+    # Through norm_bwd: a float32 entry of 3 stages re-reading the weight, on a budget that holds 3 stages of dy, x
+    # and the weight (3 x 12 x 128 bytes) but only 2 with residual_out's gradient (16 x 128 bytes a stage).
+    monkeypatch.setattr(C, "NORM_TUNED_FP32", {("bwd", True, 128): (1, 128, False, 1, 3, 1, True)})
+    monkeypatch.setattr(C, "NORM_SMEM_BYTES", 5000)
+    stages = []
+    real = K._bwd
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, warps, st, traceable=False: (
+        stages.append(st), real(grid, args, meta, warps, st, traceable)))
+    x, dy, dres_out = (_rand((5, 100), torch.float32, device, seed) for seed in (1, 2, 3))
+    w = _rand((100,), torch.float32, device, 4)
+    _, _, _, rstd = K.norm_fwd(x, w, None, None, 1e-5, 0.0, True, None, True)
+    plain = K.norm_bwd(dy, x, w, False, None, rstd, None, x.dtype, None, 1e-5, 0.0, True)
+    fused = K.norm_bwd(dy, x, w, False, None, rstd, dres_out, x.dtype, None, 1e-5, 0.0, True)
+    assert stages == [3, 2]
+    assert_close("dx", fused[0], plain[0] + dres_out, torch.float32)
+    assert_close("dweight", fused[2], plain[2], torch.float32, param_grad=True)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="replays serve eager CUDA launches only")
 @pytest.mark.parametrize("residual", [False, True])
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

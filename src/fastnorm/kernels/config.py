@@ -328,6 +328,22 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
                       sms)
 
 
+#: Shared memory one block may use on an H100/H200 (227 KiB).
+NORM_SMEM_BYTES = 232448
+
+
+def norm_fit_prefetch(cfg: NormConfig, column_bytes: int) -> NormConfig:
+    """``cfg`` for a call that streams more tensors than the one its entry was measured with (a residual: the
+    forward reads x and the residual, the backward dy, x and residual_out's gradient): the loops' prefetch keeps up to
+    num_stages tiles of every streamed tensor in shared memory, ``column_bytes`` per tile column (all of them, the
+    weight too when re-read per row block), so the depth is lowered until that fits NORM_SMEM_BYTES. Without it
+    the backward's RMS entry at 6144 (float32) asked for 262280 bytes (sm_90 compile gate, session 13)."""
+    stages = cfg.num_stages
+    while stages > 1 and stages * column_bytes * (cfg.block_n + cfg.block_n2) > NORM_SMEM_BYTES:
+        stages -= 1
+    return cfg if stages == cfg.num_stages else cfg._replace(num_stages=stages)
+
+
 def norm_bwd_pair_sums(cfg: NormConfig) -> bool:
     """Whether the LayerNorm backward forms its two row sums (Σg·x̂, Σg) in one reduction (one exchange across
     warps) rather than two: on whole rows of at most 4096-wide tiles, and on rows held as two pieces. H200, session

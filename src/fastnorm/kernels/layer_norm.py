@@ -53,6 +53,7 @@ from .config import (
     device_index,
     norm_bwd_config,
     norm_bwd_pair_sums,
+    norm_fit_prefetch,
     norm_fwd_config,
     norm_partial_sum_config,
 )
@@ -840,6 +841,8 @@ def norm_fwd(
     cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
     if config is not None:
         _check_pieces(config, n, is_f64, backward=False)
+    elif res2d is not None:
+        cfg = norm_fit_prefetch(cfg, cfg.block_m * (x2d.element_size() + res2d.element_size()))
     shape = out_shape or (m, n)
     y = torch.empty(shape, dtype=x2d.dtype, device=dev)
     res_out = None
@@ -898,7 +901,15 @@ def norm_bwd(
     m, n = s2d.shape
     is_f64 = s2d.dtype == torch.float64
     esize = max(s2d.element_size(), dy2d.element_size())
-    cfg = config or norm_bwd_config(int(n), esize, device_index(s2d), is_rms, not traceable)
+    def heuristic(split: bool) -> NormConfig:
+        cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split)
+        if dres_out2d is None:
+            return cfg
+        w_bytes = weight.element_size() if cfg.w_in_loop and weight is not None else 0
+        return norm_fit_prefetch(cfg, cfg.block_m * (dy2d.element_size() + s2d.element_size()
+                                                     + dres_out2d.element_size()) + w_bytes)
+
+    cfg = config or heuristic(not traceable)
     if config is not None:
         _check_pieces(config, n, is_f64, backward=True)
     dev = s2d.device
@@ -930,7 +941,7 @@ def norm_bwd(
             g = _launch_split(_bwd_split, cfg, key, programs, tensors, scalars, meta, m, n)
     if not g:
         if cfg.split:
-            cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, False)
+            cfg = heuristic(False)
             meta["PAIR_SUMS"] = norm_bwd_pair_sums(cfg)
         g = _max(1, _min(-(-m // cfg.block_m), cfg.programs))
         dw_part, db_part, tensors = with_partials(g)
