@@ -57,7 +57,8 @@ class NormPartialSumConfig(NamedTuple):
 
 
 #: Largest row (elements) kept whole in registers, by accumulator width (4: fp32, 8: fp64), for the untuned
-#: rules; 16-bit inputs follow NORM_TUNED, whose backward keeps whole rows up to 16384 (weight re-read per row).
+#: rules (float64, and rows the measured tables leave out); 16-bit inputs follow NORM_TUNED, float32 inputs
+#: NORM_TUNED_FP32, whose backwards keep whole rows up to 16384 (weight re-read per row) and split longer ones.
 NORM_FWD_FUSED_MAX = {4: 32768, 8: 16384}
 NORM_BWD_FUSED_MAX = {4: 8192, 8: 4096}
 #: Chunk length for rows past the fused limit.
