@@ -88,7 +88,8 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 #: Measured winners for 16-bit inputs on an H200 (benchmarks/NOTES.md, LayerNorm/RMSNorm section), by
 #: (direction, is_rms, ``norm_tuned_key(N)``): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
 #: (0 = one program per tile)[, w_in_loop]). A whole-row (not chunked) entry whose block_n is below N holds rows as
-#: two pieces, block_n + next_pow2(N - block_n) columns. Other dtypes and N use the rules below.
+#: two pieces, block_n + next_pow2(N - block_n) columns. float32 has its own table (NORM_TUNED_FP32); float64, and N
+#: without an entry, use the rules below.
 NormEntry = tuple[int, int, bool, int, int, int] | tuple[int, int, bool, int, int, int, bool]
 NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 128): (16, 128, False, 2, 1, 0),  # 47.4% of copy
