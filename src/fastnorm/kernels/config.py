@@ -330,18 +330,23 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
                       sms)
 
 
-#: Shared memory one block may use on an H100/H200 (227 KiB).
+#: Shared memory one block may use on an H100/H200 (227 KiB), and what a kernel may need besides its prefetch buffers
+#: (reductions, layout conversions).
 NORM_SMEM_BYTES = 232448
+NORM_SMEM_SCRATCH = 4096
 
 
 def norm_fit_prefetch(cfg: NormConfig, column_bytes: int) -> NormConfig:
-    """``cfg`` for a call that streams more tensors than the one its entry was measured with (a residual: the
-    forward reads x and the residual, the backward dy, x and residual_out's gradient): the loops' prefetch keeps up to
-    num_stages tiles of every streamed tensor in shared memory, ``column_bytes`` per tile column (all of them, the
-    weight too when re-read per row block), so the depth is lowered until that fits NORM_SMEM_BYTES. Without it
-    the backward's RMS entry at 6144 (float32) asked for 262280 bytes (sm_90 compile gate, session 13)."""
+    """``cfg`` with its prefetch depth lowered until it fits in shared memory: a loop of num_stages keeps num_stages - 1
+    tiles of everything it loads per iteration in shared memory, ``column_bytes`` per tile column (the caller's count:
+    rows of x, dy, a residual, residual_out, and the parameters loaded per iteration). Applied to calls unlike the
+    measured ones, which had no residual and parameters of the input's dtype (those fit as measured): a residual, or
+    float32 parameters on 16-bit input, made three entries ask for 237-262 KB (sm_90 compile gate, session 13). The
+    count is an upper bound (the pipeliner does not stage every load), so the depth it leaves may be lower than
+    needed."""
     stages = cfg.num_stages
-    while stages > 1 and stages * column_bytes * (cfg.block_n + cfg.block_n2) > NORM_SMEM_BYTES:
+    tile = column_bytes * (cfg.block_n + cfg.block_n2)
+    while stages > 1 and (stages - 1) * tile + NORM_SMEM_SCRATCH > NORM_SMEM_BYTES:
         stages -= 1
     return cfg if stages == cfg.num_stages else cfg._replace(num_stages=stages)
 

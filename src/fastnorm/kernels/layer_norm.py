@@ -811,6 +811,35 @@ _sum_partials = _Launcher(_sum_partials_kernel)
 _bwd_split = _Launcher(_norm_bwd_split_kernel)
 
 
+def _size(t: torch.Tensor | None) -> int:
+    return 0 if t is None else t.element_size()
+
+
+def _fwd_column_bytes(cfg: NormConfig, x: torch.Tensor, res: torch.Tensor | None, res_dtype: torch.dtype | None,
+                      weight: torch.Tensor | None, bias: torch.Tensor | None) -> int:
+    """Bytes per tile column the forward's loop loads per iteration (``norm_fit_prefetch``): rows of x and the
+    residual, and the parameters unless held across the loop; chunked rows, the larger of the two passes' (the
+    second reads residual_out, or x, and the parameters)."""
+    params = _size(weight) + _size(bias)
+    rows = cfg.block_m * (x.element_size() + _size(res))
+    if cfg.chunked:
+        out = (res_dtype or x.dtype).itemsize if res is not None else x.element_size()
+        return max(rows, cfg.block_m * out + params)
+    held = cfg.programs > 0 and cfg.block_m > 1 and cfg.block_n2 == 0  # the kernel's HOIST
+    return rows + (0 if held else params)
+
+
+def _bwd_column_bytes(cfg: NormConfig, dy: torch.Tensor, s: torch.Tensor, dres_out: torch.Tensor | None,
+                      weight: torch.Tensor | None, has_bias: bool) -> int:
+    """Bytes per tile column the backward's loop loads per iteration (``norm_fit_prefetch``): rows of dy, x and
+    residual_out's gradient, the weight when re-read (whole rows: ``w_in_loop``; chunked rows: tile-shaped, and the
+    fp32 partial rows read back)."""
+    rows = dy.element_size() + s.element_size() + _size(dres_out)
+    if cfg.chunked:
+        return cfg.block_m * (rows + _size(weight)) + 4 * ((weight is not None) + has_bias)
+    return cfg.block_m * rows + (_size(weight) if cfg.w_in_loop else 0)
+
+
 def norm_fwd(
     x2d: torch.Tensor,
     weight: torch.Tensor | None,
@@ -841,8 +870,8 @@ def norm_fwd(
     cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
     if config is not None:
         _check_pieces(config, n, is_f64, backward=False)
-    elif res2d is not None:
-        cfg = norm_fit_prefetch(cfg, cfg.block_m * (x2d.element_size() + res2d.element_size()))
+    elif res2d is not None or max(_size(weight), _size(bias)) > x2d.element_size():  # not as measured
+        cfg = norm_fit_prefetch(cfg, _fwd_column_bytes(cfg, x2d, res2d, residual_dtype, weight, bias))
     shape = out_shape or (m, n)
     y = torch.empty(shape, dtype=x2d.dtype, device=dev)
     res_out = None
@@ -903,11 +932,9 @@ def norm_bwd(
     esize = max(s2d.element_size(), dy2d.element_size())
     def heuristic(split: bool) -> NormConfig:
         cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split)
-        if dres_out2d is None:
+        if dres_out2d is None and _size(weight) <= esize:  # as measured
             return cfg
-        w_bytes = weight.element_size() if cfg.w_in_loop and weight is not None else 0
-        return norm_fit_prefetch(cfg, cfg.block_m * (dy2d.element_size() + s2d.element_size()
-                                                     + dres_out2d.element_size()) + w_bytes)
+        return norm_fit_prefetch(cfg, _bwd_column_bytes(cfg, dy2d, s2d, dres_out2d, weight, has_bias))
 
     cfg = config or heuristic(not traceable)
     if config is not None:
