@@ -330,6 +330,12 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
                       sms)
 
 
+def norm_fwd_holds_params(cfg: NormConfig) -> bool:
+    """Whether the forward keeps weight and bias in registers across its persistent loop (the kernel's HOIST): tiles
+    of several rows in one piece; one-row tiles load them after the statistics (fewer live registers)."""
+    return not cfg.chunked and cfg.programs > 0 and cfg.block_m > 1 and cfg.block_n2 == 0
+
+
 #: Shared memory one block may use on an H100/H200 (227 KiB), and what a kernel may need besides its prefetch buffers
 #: (reductions, layout conversions).
 NORM_SMEM_BYTES = 232448

@@ -55,6 +55,7 @@ from .config import (
     norm_bwd_pair_sums,
     norm_fit_prefetch,
     norm_fwd_config,
+    norm_fwd_holds_params,
     norm_partial_sum_config,
 )
 
@@ -175,7 +176,7 @@ def _norm_fwd_kernel(
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, PERSISTENT: tl.constexpr,
-    EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
+    HOIST: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
     NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
@@ -187,8 +188,7 @@ def _norm_fwd_kernel(
     cols = tl.arange(0, BLOCK_N)
 
     if not CHUNKED:
-        # Multi-row tiles (small N) of one piece keep weight and bias in registers across the persistent loop.
-        HOIST: tl.constexpr = PERSISTENT and BLOCK_M > 1 and BLOCK_N2 == 0
+        # HOIST (``config.norm_fwd_holds_params``): weight and bias in registers across the persistent loop.
         w = 0.0
         b = 0.0
         if HOIST:
@@ -825,8 +825,13 @@ def _fwd_column_bytes(cfg: NormConfig, x: torch.Tensor, res: torch.Tensor | None
     if cfg.chunked:
         out = (res_dtype or x.dtype).itemsize if res is not None else x.element_size()
         return max(rows, cfg.block_m * out + params)
-    held = cfg.programs > 0 and cfg.block_m > 1 and cfg.block_n2 == 0  # the kernel's HOIST
-    return rows + (0 if held else params)
+    return rows + (0 if norm_fwd_holds_params(cfg) else params)
+
+
+def _unlike_measured(elem_size: int, extra: torch.Tensor | None, *params: torch.Tensor | None) -> bool:
+    """Whether a call streams more than the measured entries were timed with: an extra tensor (a residual, or
+    residual_out's gradient) or parameters wider than the input's ``elem_size`` (then ``norm_fit_prefetch``)."""
+    return extra is not None or any(_size(p) > elem_size for p in params)
 
 
 def _bwd_column_bytes(cfg: NormConfig, dy: torch.Tensor, s: torch.Tensor, dres_out: torch.Tensor | None,
@@ -870,7 +875,7 @@ def norm_fwd(
     cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
     if config is not None:
         _check_pieces(config, n, is_f64, backward=False)
-    elif res2d is not None or max(_size(weight), _size(bias)) > x2d.element_size():  # not as measured
+    elif _unlike_measured(x2d.element_size(), res2d, weight, bias):
         cfg = norm_fit_prefetch(cfg, _fwd_column_bytes(cfg, x2d, res2d, residual_dtype, weight, bias))
     shape = out_shape or (m, n)
     y = torch.empty(shape, dtype=x2d.dtype, device=dev)
@@ -894,6 +899,7 @@ def norm_fwd(
     ), {
         "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
         "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
+        "HOIST": norm_fwd_holds_params(cfg),
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
     }, cfg.num_warps, cfg.num_stages, traceable)
@@ -932,7 +938,7 @@ def norm_bwd(
     esize = max(s2d.element_size(), dy2d.element_size())
     def heuristic(split: bool) -> NormConfig:
         cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split)
-        if dres_out2d is None and _size(weight) <= esize:  # as measured
+        if not _unlike_measured(esize, dres_out2d, weight):
             return cfg
         return norm_fit_prefetch(cfg, _bwd_column_bytes(cfg, dy2d, s2d, dres_out2d, weight, has_bias))
 
