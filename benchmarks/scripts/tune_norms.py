@@ -100,8 +100,9 @@ def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
 
 def split_variants(n: int, sms: int, is_rms: bool = False, esize: int = 2) -> list[C.NormConfig]:
     """The backward's rows split across programs (``NormConfig.split``): pieces of 2048 to 16384 columns, 8 to 32
-    elements per thread, 1, 2 or 4 programs per SM, 16 to 32 warps per SM, the weight held or re-read per row;
-    and, for the A/B, the config the rows take without splitting."""
+    elements per thread, 1, 2 or 4 programs per SM, 16 to 32 warps per SM, the weight held or re-read per row, the
+    next row's loads before or after the wait (``early_loads``); and, for the A/B, the config the rows take without
+    splitting."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
     out = [C.norm_bwd_config(n, esize, dev, is_rms, False)]
     for piece in (2048, 4096, 8192, 16384):
@@ -111,7 +112,9 @@ def split_variants(n: int, sms: int, is_rms: bool = False, esize: int = 2) -> li
             for per_sm in (1, 2, 4):
                 if 16 <= w * per_sm <= 32 and 2 <= -(-n // piece) <= sms * per_sm:
                     for w_in_loop in (False, True):
-                        out.append(C.NormConfig(1, piece, False, w, 1, sms * per_sm, w_in_loop, split=True))
+                        for early in (False, True):
+                            out.append(C.NormConfig(1, piece, False, w, 1, sms * per_sm, w_in_loop, split=True,
+                                                    early_loads=early))
     return out
 
 
@@ -425,6 +428,8 @@ def fmt_cfg(c: C.NormConfig) -> str:
         s += " split"
     if c.w_in_loop:
         s += " w-in-loop"
+    if c.early_loads:
+        s += " early"
     if c.programs:
         s += f" G{c.programs}"
     if c.num_stages != 1:

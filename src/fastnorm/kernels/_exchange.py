@@ -69,7 +69,9 @@ def _stream_buffer(n: int, device: torch.device, dtype: torch.dtype, pool: str) 
     """At least ``n`` values of ``pool``'s buffer for the current stream.
 
     Launches on one stream run one after another, so eager launches on a CUDA stream share one buffer per pool
-    (a new zeroed one when a launch needs more): no allocation and no zero-fill launch per call. Under CUDA-graph
+    (a new zeroed one when a launch needs more): no allocation and no zero-fill launch per call. A call replayed by
+    ``_replay`` keeps the buffer it was recorded with, which may since have been replaced: each buffer's launches
+    stay in stream order, so each is consistent on its own. Under CUDA-graph
     capture (the graph may be replayed on another stream) and on the CPU (the interpreter) each launch gets a fresh
     zeroed buffer."""
     if device.type != "cuda" or torch.cuda.is_current_stream_capturing():

@@ -48,6 +48,9 @@ class NormConfig(NamedTuple):
     block_n2: int = 0  # whole rows: > 0 holds a row as block_n + block_n2 columns (N = 5120 as 4096 + 1024)
     split: bool = False  # backward: each row split across cdiv(N, block_n) programs (pieces of block_n columns)
     #                      that exchange partials; `programs` is then the most programs resident at once
+    early_loads: bool = False  # split rows: a program issues the next row's loads before it waits for this row's
+    #                            partials and publishes the next row's partial after (the loads' latency runs during
+    #                            the wait); else it publishes it before the wait (the others get a round of slack)
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -202,32 +205,37 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 
 
 #: Backward rows split across programs (``NormConfig.split``), measured winners for 16-bit inputs on an H200 (NOTES.md,
-#: session 10), by (is_rms, ``norm_tuned_key(N)``, falling back to next_pow2(N)'s; rows longer than the longest key
-#: take its entry): (block_n, num_warps, programs per SM, w_in_loop). Kernels only, % of copy against the chunked rows
-#: of the same run. LayerNorm at 32768 keeps its chunked rows (42.7 split vs 41.5). The forward's split rows lost to
-#: its whole-row and chunked tiles (LN 66 vs 75%, RMS 78 vs 89% at 32768) and are not built.
-NORM_SPLIT_TUNED: dict[tuple[bool, int], tuple[int, int, int, bool]] = {
-    (False, 24576): (2048, 8, 2, False),  # 45.3% at 20480 (chunked: 37.1)
-    (False, 65536): (2048, 8, 2, False),  # 41.7% (chunked: 39.5)
-    (False, 131072): (8192, 16, 1, True),  # 42.9% (chunked: 14.2)
-    (False, 262144): (8192, 16, 1, True),  # 49.0% (chunked: 14.2)
-    (True, 32768): (8192, 16, 1, True),  # 64.2% (chunked: 46.9); 54.9% at 20480 (46.4)
-    (True, 65536): (8192, 16, 1, True),  # 62.5% (chunked: 48.0)
-    (True, 131072): (8192, 16, 1, True),  # 61.3% (chunked: 19.9)
-    (True, 262144): (8192, 16, 1, False),  # 63.6% (chunked: 19.9)
+#: sessions 10 and 14), by (is_rms, ``norm_tuned_key(N)``, falling back to next_pow2(N)'s; rows longer than the longest
+#: key take its entry): (block_n, num_warps, programs per SM, w_in_loop, early_loads). Kernels only, % of copy against
+#: the rows' config without splitting (chunked, or session 14's against session 10's split entry) in the same run.
+#: The forward's split rows lost to its whole-row and chunked tiles (LN 66 vs 75%, RMS 78 vs 89% at 32768, session
+#: 10) and are not built.
+NORM_SPLIT_TUNED: dict[tuple[bool, int], tuple[int, int, int, bool, bool]] = {
+    (False, 24576): (8192, 16, 1, False, True),  # 54.6% at 20480 (session 10's 2048 x w8 split: 45.1)
+    (False, 32768): (8192, 16, 1, False, True),  # 62.7% (chunked: 40.9)
+    (False, 65536): (8192, 16, 1, False, True),  # 57.8% (2048 x w8: 44.6)
+    (False, 131072): (2048, 4, 4, True, True),  # 54.1% (8192 x w16, loads after the wait: 34.7)
+    (False, 262144): (8192, 16, 1, True, False),  # 50.2% (session 14; early loads at best 45.2)
+    (True, 24576): (2048, 4, 4, False, True),  # 71.7% at 20480 (32768's entry of session 10: 55.5)
+    (True, 32768): (8192, 16, 1, False, True),  # 70.7% (64.3)
+    (True, 65536): (8192, 16, 1, False, True),  # 63.9% (62.6)
+    (True, 131072): (8192, 16, 1, True, False),  # 62.3% (session 14; early loads at best 61.8)
+    (True, 262144): (8192, 16, 1, False, False),  # 63.4% (session 14; early loads at best 62.1)
 }
 
 
-#: NORM_SPLIT_TUNED for float32 inputs (session 13, one pass, against the chunked rows of the same run). None: whole
-#: rows measured faster (LN 12288: split 74.6% against 83.5), and the key's rows do not fall back to P's entry. RMS
-#: rows of 16384 and shorter keep whole rows too (split 91.5% against 93.8 at 16384).
-NORM_SPLIT_TUNED_FP32: dict[tuple[bool, int], tuple[int, int, int, bool] | None] = {
+#: NORM_SPLIT_TUNED for float32 inputs (sessions 13 and 14, one pass, against the rows' config without splitting or
+#: session 13's split entry, in the same run). None: whole rows measured faster (LN 12288: split 74.6% against 83.5,
+#: session 13), and the key's rows do not fall back to P's entry (RMS 12288: measured whole only, 91.5%).
+NORM_SPLIT_TUNED_FP32: dict[tuple[bool, int], tuple[int, int, int, bool, bool] | None] = {
     (False, 12288): None,
-    (False, 16384): (2048, 8, 2, False),  # 74.5% (chunked: 29.9)
-    (False, 32768): (2048, 8, 2, False),  # 71.9% (chunked: 25.1)
-    (False, 65536): (2048, 8, 2, False),  # 71.8% (chunked: 24.4)
-    (True, 32768): (8192, 16, 1, True),  # 92.6% (chunked: 35.3)
-    (True, 65536): (8192, 16, 1, True),  # 90.1% (chunked: 33.4)
+    (False, 16384): (8192, 16, 1, False, True),  # 89.5% (session 13's 2048 x w8 split: 74.3; chunked 29.9)
+    (False, 32768): (8192, 16, 1, False, True),  # 88.6% (71.7)
+    (False, 65536): (8192, 16, 1, False, True),  # 85.0% (72.1); 70.3% at 131072 (63.4)
+    (True, 12288): None,
+    (True, 16384): (8192, 16, 1, True, True),  # 95.8% (whole rows: 93.5)
+    (True, 32768): (8192, 16, 1, True, True),  # 94.4% (92.0)
+    (True, 65536): (8192, 16, 1, True, False),  # 90.5% (session 14; early loads at best 89.7)
 }
 
 
@@ -254,11 +262,11 @@ def _split(is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConf
     piece = _tuned_entry(table, (is_rms,), n) or (table[(is_rms, max(keys))] if _next_pow2(n) > max(keys) else None)
     if piece is None:
         return None
-    block_n, warps, per_sm, w_in_loop = piece
+    block_n, warps, per_sm, w_in_loop, early_loads = piece
     programs = per_sm * multiprocessor_count(device)
     if not 2 <= -(-n // block_n) <= programs:
         return None
-    return NormConfig(1, block_n, False, warps, 1, programs, w_in_loop, split=True)
+    return NormConfig(1, block_n, False, warps, 1, programs, w_in_loop, split=True, early_loads=early_loads)
 
 
 def norm_tuned_key(n: int) -> int:
@@ -400,7 +408,7 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
                 split = [n for (r, n), v in split_tuned.items() if r == is_rms and v is not None]
                 if kind == "bwd" and split:  # the first split rows
                     edges.add(_first_row(min(split)))
-        for _, _, n in tuned:
+        for n in [n for _, _, n in tuned] + [n for _, n in split_tuned]:
             if n & (n - 1):  # a 3P/4 key, then P's entry
                 edges.update((_first_row(n), n + 1))
     return sorted(edges)

@@ -287,15 +287,35 @@ def _xhat(x, k, mean_r, rstd, IS_RMS: tl.constexpr):
 
 
 @triton.jit
-def _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS: tl.constexpr, ACC: tl.constexpr):
-    """What the backward needs of the forward's statistics for ``rows``: (rstd, the row shift k = x[row, 0],
-    mean·rstd as [rows, 1]); RMS: (rstd, unused, unused)."""
+def _stats_loads(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS: tl.constexpr):
+    """The loads behind :func:`_saved_stats`, as loaded: (rstd, the row's first x, the saved mean); RMS: rstd
+    thrice."""
     rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
+    x0 = rstd
+    mean = rstd
+    if not IS_RMS:
+        x0 = tl.load(X + rows64 * stride_x, mask=row_mask, other=0.0)
+        mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
+    return rstd, x0, mean
+
+
+@triton.jit
+def _stats_values(rstd, x0, mean, IS_RMS: tl.constexpr, ACC: tl.constexpr):
+    """(the row shift k = x[row, 0], mean·rstd as [rows, 1]) from :func:`_stats_loads`; RMS: unused values."""
     k = rstd
     mean_r = rstd[:, None]
     if not IS_RMS:
-        k = tl.load(X + rows64 * stride_x, mask=row_mask, other=0.0).to(ACC)
-        mean_r = (tl.load(MEAN + rows, mask=row_mask, other=0.0) * rstd)[:, None]
+        k = x0.to(ACC)
+        mean_r = (mean * rstd)[:, None]
+    return k, mean_r
+
+
+@triton.jit
+def _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS: tl.constexpr, ACC: tl.constexpr):
+    """What the backward needs of the forward's statistics for ``rows``: (rstd, the row shift k = x[row, 0],
+    mean·rstd as [rows, 1]); RMS: (rstd, unused, unused)."""
+    rstd, x0, mean = _stats_loads(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS)
+    k, mean_r = _stats_values(rstd, x0, mean, IS_RMS, ACC)
     return rstd, k, mean_r
 
 
@@ -335,27 +355,58 @@ def _row_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
 
 
 @triton.jit
+def _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W: tl.constexpr,
+                 W_IN_LOOP: tl.constexpr):
+    """x, dy and, with W_IN_LOOP, the weight of columns ``cols`` ([1, width]) of rows ``rows64``, as loaded."""
+    x = tl.load(X + rows64[:, None] * stride_x + cols, mask=mask, other=0.0)
+    dy = tl.load(DY + rows64[:, None] * stride_dy + cols, mask=mask, other=0.0)
+    w = x
+    if HAS_W and W_IN_LOOP:
+        w = tl.load(W + cols, mask=col_mask, other=0.0, eviction_policy="evict_last")
+    return x, dy, w
+
+
+@triton.jit
+def _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, IS_RMS: tl.constexpr, HAS_W: tl.constexpr,
+                  W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
+    """(dy, x̂, g = dy·(w + offset)) from :func:`_piece_loads`; the weight ``w`` is given (held), or, with
+    W_IN_LOOP, the loaded ``w_loaded``."""
+    dy = dy.to(ACC)
+    xhat = _xhat(x.to(ACC), k, mean_r, rstd, IS_RMS)
+    g = dy
+    if HAS_W:
+        if W_IN_LOOP:
+            w = w_loaded.to(ACC) + weight_offset
+        g = dy * w
+    return dy, xhat, g
+
+
+@triton.jit
 def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w, weight_offset,
                IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
     """Columns ``cols`` ([1, width]) of whole rows in the backward -> (tile mask, dy, x̂, g = dy·(w + offset)); the
     weight ``w`` is given, or re-read here with W_IN_LOOP."""
     mask = row_mask[:, None] & col_mask
-    x = tl.load(X + rows64[:, None] * stride_x + cols, mask=mask, other=0.0).to(ACC)
-    dy = tl.load(DY + rows64[:, None] * stride_dy + cols, mask=mask, other=0.0).to(ACC)
-    xhat = _xhat(x, k, mean_r, rstd, IS_RMS)
-    g = dy
-    if HAS_W:
-        if W_IN_LOOP:
-            w = tl.load(W + cols, mask=col_mask, other=0.0, eviction_policy="evict_last").to(ACC) + weight_offset
-        g = dy * w
+    x, dy, w_loaded = _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
+    dy, xhat, g = _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
     return mask, dy, xhat, g
 
 
 @triton.jit
-def _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1, c2, rstd, eps, N, stride_dx, stride_dres,
-               stride_dro, IS_RMS: tl.constexpr, HAS_DRES_OUT: tl.constexpr, HAS_DRES: tl.constexpr,
-               DEGENERATE: tl.constexpr, ACC: tl.constexpr):
-    """dx of whole rows from the row sums ``c1`` = mean(g·x̂), ``c2`` = mean(g) (LN), for columns ``cols``."""
+def _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT: tl.constexpr):
+    """The gradient of residual_out for :func:`_bwd_store` (0 without one), as loaded."""
+    dro = 0.0
+    if HAS_DRES_OUT:
+        dro = tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols, mask=mask, other=0.0)
+    return dro
+
+
+@triton.jit
+def _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres,
+               IS_RMS: tl.constexpr, HAS_DRES_OUT: tl.constexpr, HAS_DRES: tl.constexpr, DEGENERATE: tl.constexpr,
+               ACC: tl.constexpr):
+    """dx of whole rows from the row sums ``c1`` = mean(g·x̂), ``c2`` = mean(g) (LN), for columns ``cols``, plus
+    residual_out's gradient ``dro`` (:func:`_dres_out_load`)."""
     if IS_RMS:
         dx = g * rstd[:, None] - xhat * (c1 * rstd)[:, None]
     else:
@@ -370,7 +421,7 @@ def _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1, c2, rstd, ep
         else:
             dx = tl.where(N == 2, (g - c2[:, None]) * scale, 0.0)
     if HAS_DRES_OUT:
-        dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols, mask=mask, other=0.0).to(ACC)
+        dx += dro.to(ACC)
     tl.store(DX + rows64[:, None] * stride_dx + cols, dx, mask=mask)
     if HAS_DRES:
         tl.store(DRES + rows64[:, None] * stride_dres + cols, dx, mask=mask)
@@ -441,11 +492,13 @@ def _norm_bwd_kernel(
                 c2 += p2
             c1 = c1 / N
             c2 = c2 / N
-            _bwd_store(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, c1, c2, rstd, eps, N, stride_dx, stride_dres,
-                       stride_dro, IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
+            dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)
+            _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres,
+                       IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
             if TWO:
-                _bwd_store(DX, DRES, DRES_OUT, rows64, cols2, mask2, g2, xhat2, c1, c2, rstd, eps, N, stride_dx,
-                           stride_dres, stride_dro, IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
+                dro2 = _dres_out_load(DRES_OUT, rows64, cols2, mask2, stride_dro, HAS_DRES_OUT)
+                _bwd_store(DX, DRES, rows64, cols2, mask2, g2, xhat2, c1, c2, rstd, dro2, eps, N, stride_dx,
+                           stride_dres, IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
         if HAS_W:
             tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0, keep_dims=True), mask=col_mask)
             if TWO:
@@ -542,8 +595,11 @@ def _sum_partials_kernel(
 # accumulators (and weight piece) stay in registers across its rows. Per row, each program publishes its piece's
 # (Σg·x̂, Σg) and waits until all SPLIT partials of the row are there, then sums them in piece order (every program
 # of the row gets bitwise the same result) and writes its piece of dx from registers: x and dy read once. A
-# program publishes its next row's partial before it collects this row's, so the wait overlaps the next row's
-# loads. The grid is launched cooperatively (all programs resident at once).
+# program issues its next row's loads before it collects this row's partials. It then either publishes the next
+# row's partial before the wait (waiting for those loads first; the others get a round of slack) or, with
+# EARLY_LOADS (``NormConfig.early_loads``), after this row's dx is stored (the loads' latency runs during the wait,
+# but every round waits for the slowest piece of the last); the tables choose per row length (NOTES.md, session
+# 14). The grid is launched cooperatively (all programs resident at once).
 #
 # The exchange costs one store and one poll per row, no counters: a partial is published as 64-bit words
 # (tag << 32 | fp32 bits), which are written and read whole, so a reader that sees a word's tag sees its value. The
@@ -578,7 +634,8 @@ def _publish(buf, j, a, q, tag, live, SPLIT_P2: tl.constexpr):
 def _round_buf(TAGS, t, slot, SLOTS, SPLIT_P2: tl.constexpr):
     """Round t's partial words of a slot: four buffers in turn. A program publishes round t + 1 before it collects
     round t; when it does, every program of its slot has published round t - 1, so the slowest may still be
-    collecting round t - 2: rounds t - 2 to t + 1 are in use."""
+    collecting round t - 2: rounds t - 2 to t + 1 are in use (with EARLY_LOADS, where round t + 1 is published after
+    round t is collected, only t and t + 1)."""
     return TAGS + 1 + ((t % 4) * SLOTS + slot).to(tl.int64) * (2 * SPLIT_P2)
 
 
@@ -620,20 +677,33 @@ def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS):
 
 
 @triton.jit
-def _split_bwd_stage(X, DY, W, MEAN, RSTD, TAGS, row, t, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, col_mask, w,
-                     weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS: tl.constexpr, HAS_W: tl.constexpr,
-                     HAS_B: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
-                     BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr, ACC: tl.constexpr):
-    """Round t of a program in the backward: row ``row``'s piece loaded, dy and dy·x̂ added to the dw/db
-    accumulators, the piece's (Σg·x̂, Σg) published (SERIAL: every piece's); -> (g, x̂, rstd, dw_acc, db_acc).
-    A row past M - 1 reads nothing and adds nothing."""
-    one = tl.arange(0, 1)
-    rows = row + one
+def _split_loads(X, DY, W, MEAN, RSTD, DRES_OUT, row, M, cols, col_mask, stride_x, stride_dy, stride_dro,
+                 IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, HAS_DRES_OUT: tl.constexpr):
+    """The loads of row ``row``'s piece, issued before the caller waits for the previous row's partials and used
+    after (so their latency runs during the wait) -> (x, dy, weight, residual_out's gradient, rstd, x[row, 0],
+    mean) as loaded. A row past M - 1 reads nothing."""
+    rows = row + tl.arange(0, 1)
     live = rows < M
     rows64 = rows.to(tl.int64)
-    rstd, k, mean_r = _saved_stats(X, MEAN, RSTD, rows, rows64, live, stride_x, IS_RMS, ACC)
-    _, dy, xhat, g = _bwd_piece(X, DY, W, rows64, live, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w,
-                                weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+    mask = live[:, None] & col_mask
+    x, dy, w_loaded = _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
+    rstd, x0, mean = _stats_loads(X, MEAN, RSTD, rows, rows64, live, stride_x, IS_RMS)
+    dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)
+    return x, dy, w_loaded, dro, rstd, x0, mean
+
+
+@triton.jit
+def _split_sums(X, DY, W, TAGS, x, dy, w_loaded, rstd, x0, mean, row, t, base, slot, j, M, N, SPLIT, SLOTS, ar, w,
+                weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS: tl.constexpr, HAS_W: tl.constexpr,
+                HAS_B: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
+                BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr, ACC: tl.constexpr):
+    """Round t of a program, from :func:`_split_loads` of row ``row``: dy and dy·x̂ added to the dw/db accumulators,
+    the piece's (Σg·x̂, Σg) published (SERIAL: every piece's) -> (g, x̂, dw_acc, db_acc). A row past M - 1 adds
+    nothing and publishes nothing."""
+    rows = row + tl.arange(0, 1)
+    live = rows < M
+    k, mean_r = _stats_values(rstd, x0, mean, IS_RMS, ACC)
+    dy, xhat, g = _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
     if HAS_W:
         dw_acc += dy * xhat
     if HAS_B:
@@ -643,14 +713,14 @@ def _split_bwd_stage(X, DY, W, MEAN, RSTD, TAGS, row, t, base, slot, j, M, N, SP
     if SERIAL:
         for jj in range(0, SPLIT):
             cj = jj * BLOCK_N + ar
-            _, _, xj, gj = _bwd_piece(X, DY, W, rows64, live, cj, cj < N, stride_x, stride_dy, k, mean_r, rstd, 0.0,
-                                      weight_offset, IS_RMS, HAS_W, True, ACC)
+            _, _, xj, gj = _bwd_piece(X, DY, W, rows.to(tl.int64), live, cj, cj < N, stride_x, stride_dy, k, mean_r,
+                                      rstd, 0.0, weight_offset, IS_RMS, HAS_W, True, ACC)
             q1, q2 = _row_sums(gj, xj, IS_RMS, PAIR_SUMS)
             _publish(buf, jj, q1, q2, tag, live, SPLIT_P2)
     else:
         p1, p2 = _row_sums(g, xhat, IS_RMS, PAIR_SUMS)
         _publish(buf, j, p1, p2, tag, live, SPLIT_P2)
-    return g, xhat, rstd, dw_acc, db_acc
+    return g, xhat, dw_acc, db_acc
 
 
 @triton.jit
@@ -660,10 +730,11 @@ def _norm_bwd_split_kernel(
     stride_dy, stride_x, stride_dro, stride_dx, stride_dres,
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
-    HAS_DRES: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, SERIAL: tl.constexpr,
-    BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
+    HAS_DRES: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, EARLY_LOADS: tl.constexpr,
+    SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
 ):
-    """Backward of split rows (fp32 accumulation), two rows deep: the pieces' (Σg·x̂, Σg) exchanged and summed in
+    """Backward of split rows (fp32 accumulation), two rows deep (this row's x̂ and g held, the next row's loads in
+    flight; EARLY_LOADS: see the section's comment): the pieces' (Σg·x̂, Σg) exchanged and summed in
     piece order; dw/db accumulated per program in registers and written to row ``slot`` of the
     [SLOTS, N] partials (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed
     here)."""
@@ -684,23 +755,36 @@ def _norm_bwd_split_kernel(
         w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
     dw_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
     db_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
-    g, xhat, rstd, dw_acc, db_acc = _split_bwd_stage(
-        X, DY, W, MEAN, RSTD, TAGS, slot, 0, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, col_mask, w, weight_offset,
-        dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS, W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2,
-        ACC)
+    x, dy, w_loaded, dro, rstd, x0, mean = _split_loads(
+        X, DY, W, MEAN, RSTD, DRES_OUT, slot, M, cols, col_mask, stride_x, stride_dy, stride_dro, IS_RMS, HAS_W,
+        W_IN_LOOP, HAS_DRES_OUT)
+    g, xhat, dw_acc, db_acc = _split_sums(
+        X, DY, W, TAGS, x, dy, w_loaded, rstd, x0, mean, slot, 0, base, slot, j, M, N, SPLIT, SLOTS, ar, w,
+        weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS, W_IN_LOOP, SERIAL,
+        BLOCK_N, SPLIT_P2, ACC)
     for row in range(slot, M, SLOTS):
         t = (row - slot) // SLOTS
-        g_next, xhat_next, rstd_next, dw_acc, db_acc = _split_bwd_stage(
-            X, DY, W, MEAN, RSTD, TAGS, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT, SLOTS, cols, ar, col_mask, w,
-            weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS, W_IN_LOOP, SERIAL,
-            BLOCK_N, SPLIT_P2, ACC)
+        x, dy, w_loaded, dro_next, rstd_next, x0, mean = _split_loads(
+            X, DY, W, MEAN, RSTD, DRES_OUT, row + SLOTS, M, cols, col_mask, stride_x, stride_dy, stride_dro, IS_RMS,
+            HAS_W, W_IN_LOOP, HAS_DRES_OUT)
+        if not EARLY_LOADS:  # the next row's partial published before this row's wait: the others get a round of slack
+            g_next, xhat_next, dw_acc, db_acc = _split_sums(
+                X, DY, W, TAGS, x, dy, w_loaded, rstd_next, x0, mean, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT,
+                SLOTS, ar, w, weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS,
+                W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2, ACC)
         s1, s2 = _collect(_round_buf(TAGS, t, slot, SLOTS, SPLIT_P2), base + t + 1, SPLIT, SERIAL, SPLIT_P2)
         c1 = tl.sum(s1) / N + tl.zeros([1], dtype=ACC)
         c2 = tl.sum(s2) / N + tl.zeros([1], dtype=ACC)
-        _bwd_store(DX, DRES, DRES_OUT, (row + one).to(tl.int64), cols, mask, g, xhat, c1, c2, rstd, eps, N,
-                   stride_dx, stride_dres, stride_dro, IS_RMS, HAS_DRES_OUT, HAS_DRES, False, ACC)
+        _bwd_store(DX, DRES, (row + one).to(tl.int64), cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx,
+                   stride_dres, IS_RMS, HAS_DRES_OUT, HAS_DRES, False, ACC)
+        if EARLY_LOADS:  # published after this row's dx: the next row's loads were in flight during the wait
+            g_next, xhat_next, dw_acc, db_acc = _split_sums(
+                X, DY, W, TAGS, x, dy, w_loaded, rstd_next, x0, mean, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT,
+                SLOTS, ar, w, weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS,
+                W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2, ACC)
         g = g_next
         xhat = xhat_next
+        dro = dro_next
         rstd = rstd_next
     part = slot.to(tl.int64) * N
     if HAS_W:
@@ -794,8 +878,9 @@ def _launch_split(launcher: _Launcher, cfg: NormConfig, key: tuple, programs: in
         try:
             launcher((slots * pieces,), (*tensors, tags, zeroed_counters(1, dev), m, n, pieces, slots, tags.numel(),
                                          *rest),
-                     {**meta, "W_IN_LOOP": cfg.w_in_loop and meta["HAS_W"], "SERIAL": INTERPRETER,
-                      "BLOCK_N": cfg.block_n, "SPLIT_P2": p2}, cfg.num_warps, 1, cooperative=True)
+                     {**meta, "W_IN_LOOP": cfg.w_in_loop and meta["HAS_W"], "EARLY_LOADS": cfg.early_loads,
+                      "SERIAL": INTERPRETER, "BLOCK_N": cfg.block_n, "SPLIT_P2": p2},
+                     cfg.num_warps, 1, cooperative=True)
             return slots
         except RuntimeError as e:
             if "cooperative" not in str(e):
