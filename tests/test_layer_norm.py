@@ -236,7 +236,7 @@ def test_weight_in_loop_backward_small(device, is_rms, m, n, cfg, affine):
 @pytest.mark.parametrize("early", [False, True], ids=["slack", "early"])
 def test_split_rows_small(device, is_rms, m, n, cfg, early):
     """The backward's rows split across programs (partials exchanged per row, two rows deep, several rounds per
-    slot; the next row's partial published before the wait, or its loads issued before it) on small rows, by
+    slot; the next row's partial published before the wait, or after it with ``early_loads``) on small rows, by
     overriding the config: fused residual, constant row, against the reference."""
     _check_config(device, is_rms, m, n, cfg._replace(early_loads=early), fwd_cfg=None)
 
@@ -271,9 +271,12 @@ def test_split_config_checks_and_choice(device):
                 if entry is None:  # measured: whole rows
                     assert not C.norm_bwd_config(n, size, None, is_rms).split
                     continue
-                block_n, _, per_sm, *_ = entry
+                block_n, _, per_sm, w_in_loop, early_loads = entry
                 resident = per_sm * C.multiprocessor_count(None)
-                assert C.norm_bwd_config(n, size, None, is_rms).split == (-(-n // block_n) <= resident)
+                cfg = C.norm_bwd_config(n, size, None, is_rms)
+                assert cfg.split == (-(-n // block_n) <= resident)
+                if cfg.split:
+                    assert (cfg.block_n, cfg.w_in_loop, cfg.early_loads) == (block_n, w_in_loop, early_loads)
                 assert not C.norm_bwd_config(n, size, None, is_rms, False).split
                 assert not C.norm_bwd_config(n, 8, None, is_rms).split  # float64: never split
     with pytest.MonkeyPatch.context() as mp:  # a device of many SMs: every tuned size splits, and longer rows too
@@ -302,6 +305,37 @@ def _check_split_backward(device, is_rms, m, cfg, seed, bias):
     assert_close("dweight", dw, rdw, torch.float32, param_grad=True)
     if b is not None:
         assert_close("dbias", db, rdb, torch.float32, param_grad=True)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_split_orders_agree(monkeypatch, device, is_rms):
+    """Both orders of a split row's exchange (the next row's partial published before or after the wait) reach the
+    kernel and give bitwise the same dx, d residual, dweight and dbias, over many rounds, with residual_out's
+    gradient."""
+    real = K._bwd_split
+    seen = []
+
+    def launch(grid, args, meta, *rest, **kwargs):
+        seen.append(meta["EARLY_LOADS"])
+        return real(grid, args, meta, *rest, **kwargs)
+
+    monkeypatch.setattr(K, "_bwd_split", launch)
+    m, n = 41, 100  # 4 pieces of 32 columns, 2 slots: 21 and 20 rounds
+    x = _rand((m, n), torch.float32, device, 11, offset=0.5)
+    w = _rand((n,), torch.float32, device, 12, offset=1.0)
+    b = None if is_rms else _rand((n,), torch.float32, device, 13)
+    dy = _rand((m, n), torch.float32, device, 14)
+    ds = _rand((m, n), torch.float32, device, 15)
+    _, _, mean, rstd = K.norm_fwd(x, w, b, None, 1e-5, 0.0, is_rms, None, True)
+    outs = [K.norm_bwd(dy, x, w, b is not None, mean, rstd, ds, x.dtype, x.dtype, 1e-5, 0.0, is_rms,
+                       bias_dtype=None if b is None else b.dtype,
+                       config=C.NormConfig(1, 32, False, 4, programs=8, split=True, early_loads=early))
+            for early in (False, True)]
+    assert seen == [False, True]
+    for slow, early in zip(*outs, strict=True):
+        assert (slow is None) == (early is None)
+        if slow is not None:
+            assert torch.equal(slow, early)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
@@ -363,7 +397,8 @@ def test_split_rows_gpu(monkeypatch):
     """The backward's split rows at full size through the public functions with the launch heuristic (many rounds
     per slot, launch after launch on fresh data sharing the stream's buffers — a launch reading another's partials,
     or a round reading the wrong buffer, would show — the first shape's later calls replayed), the fused residual by
-    explicit configs (both orders of loads and wait); the counters back at 0, the tag epoch wrapped near its limit."""
+    explicit configs (the next row's partial published before or after the wait); the counters back at 0, the tag
+    epoch wrapped near its limit."""
     from fastnorm.kernels._exchange import SYNC_BUFFERS
 
     replays = watch_replays(monkeypatch)

@@ -101,8 +101,8 @@ def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
 def split_variants(n: int, sms: int, is_rms: bool = False, esize: int = 2) -> list[C.NormConfig]:
     """The backward's rows split across programs (``NormConfig.split``): pieces of 2048 to 16384 columns, 8 to 32
     elements per thread, 1, 2 or 4 programs per SM, 16 to 32 warps per SM, the weight held or re-read per row, the
-    next row's loads before or after the wait (``early_loads``); and, for the A/B, the config the rows take without
-    splitting."""
+    next row's partial published before or after the wait (``early_loads``); and, for the A/B, the config the rows
+    take without splitting."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
     out = [C.norm_bwd_config(n, esize, dev, is_rms, False)]
     for piece in (2048, 4096, 8192, 16384):

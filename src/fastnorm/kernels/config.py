@@ -214,7 +214,7 @@ NORM_SPLIT_TUNED: dict[tuple[bool, int], tuple[int, int, int, bool, bool]] = {
     (False, 24576): (8192, 16, 1, False, True),  # 54.6% at 20480 (session 10's 2048 x w8 split: 45.1)
     (False, 32768): (8192, 16, 1, False, True),  # 62.7% (chunked: 40.9)
     (False, 65536): (8192, 16, 1, False, True),  # 57.8% (2048 x w8: 44.6)
-    (False, 131072): (2048, 4, 4, True, True),  # 54.1% (8192 x w16, loads after the wait: 34.7)
+    (False, 131072): (2048, 4, 4, True, True),  # 54.1% (session 10's 8192 x w16 entry: 34.7)
     (False, 262144): (8192, 16, 1, True, False),  # 50.2% (session 14; early loads at best 45.2)
     (True, 24576): (2048, 4, 4, False, True),  # 71.7% at 20480 (32768's entry of session 10: 55.5)
     (True, 32768): (8192, 16, 1, False, True),  # 70.7% (64.3)
@@ -225,8 +225,8 @@ NORM_SPLIT_TUNED: dict[tuple[bool, int], tuple[int, int, int, bool, bool]] = {
 
 
 #: NORM_SPLIT_TUNED for float32 inputs (sessions 13 and 14, one pass, against the rows' config without splitting or
-#: session 13's split entry, in the same run). None: whole rows measured faster (LN 12288: split 74.6% against 83.5,
-#: session 13), and the key's rows do not fall back to P's entry (RMS 12288: measured whole only, 91.5%).
+#: session 13's split entry, in the same run). None: the key's rows stay whole and do not fall back to P's entry (LN
+#: 12288: split 74.6% against whole 83.5, session 13; RMS 12288: measured whole only, 91.5%).
 NORM_SPLIT_TUNED_FP32: dict[tuple[bool, int], tuple[int, int, int, bool, bool] | None] = {
     (False, 12288): None,
     (False, 16384): (8192, 16, 1, False, True),  # 89.5% (session 13's 2048 x w8 split: 74.3; chunked 29.9)

@@ -25,9 +25,10 @@ Backward, with ``g = dy · (w + offset)`` and ``x̂ = ((s - k) - μ) · rstd``::
 
 over a persistent grid of ``G`` programs: program ``p`` walks row blocks ``p, p + G, …``, keeps its
 dw/db partial in registers (or, for chunked rows, in its own row of the partial buffer) and writes one
-``[G, N]`` partial row; a second kernel sums the ``G`` partials in a fixed order. Rows of 16-bit input
-past 16384 are read twice that way (chunked), or, where measured faster, split across the programs of one
-cooperative launch (the "split rows" section below); their partial rows are the launch's slots. No float
+``[G, N]`` partial row; a second kernel sums the ``G`` partials in a fixed order. Rows too long for one
+program's registers (16-bit input past 16384, float32 past 12288) are read twice that way (chunked), or, where
+measured faster, split across the programs of one cooperative launch (the "split rows" section below); their
+partial rows are the launch's slots. No float
 atomics, so the result is bitwise identical run to run (for a given device and launch path).
 
 Launchers take ``traceable``: inside a ``torch.library.triton_op`` body the kernels must be called
@@ -677,19 +678,17 @@ def _advance_epoch(TAGS, SYNC, base, M, SLOTS, TAG_WORDS):
 
 
 @triton.jit
-def _split_loads(X, DY, W, MEAN, RSTD, DRES_OUT, row, M, cols, col_mask, stride_x, stride_dy, stride_dro,
-                 IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, HAS_DRES_OUT: tl.constexpr):
-    """The loads of row ``row``'s piece, issued before the caller waits for the previous row's partials and used
-    after (so their latency runs during the wait) -> (x, dy, weight, residual_out's gradient, rstd, x[row, 0],
-    mean) as loaded. A row past M - 1 reads nothing."""
+def _split_loads(X, DY, W, MEAN, RSTD, row, M, cols, col_mask, stride_x, stride_dy, IS_RMS: tl.constexpr,
+                 HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr):
+    """The loads of row ``row``'s piece, issued before the caller waits for the previous row's partials -> (x, dy,
+    weight, rstd, x[row, 0], mean) as loaded. A row past M - 1 reads nothing."""
     rows = row + tl.arange(0, 1)
     live = rows < M
     rows64 = rows.to(tl.int64)
     mask = live[:, None] & col_mask
     x, dy, w_loaded = _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
     rstd, x0, mean = _stats_loads(X, MEAN, RSTD, rows, rows64, live, stride_x, IS_RMS)
-    dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)
-    return x, dy, w_loaded, dro, rstd, x0, mean
+    return x, dy, w_loaded, rstd, x0, mean
 
 
 @triton.jit
@@ -733,9 +732,9 @@ def _norm_bwd_split_kernel(
     HAS_DRES: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, EARLY_LOADS: tl.constexpr,
     SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
 ):
-    """Backward of split rows (fp32 accumulation), two rows deep (this row's x̂ and g held, the next row's loads in
-    flight; EARLY_LOADS: see the section's comment): the pieces' (Σg·x̂, Σg) exchanged and summed in
-    piece order; dw/db accumulated per program in registers and written to row ``slot`` of the
+    """Backward of split rows (fp32 accumulation), two rows deep (across the wait for a row's partials, its x̂ and g
+    are held with the next row's, or with EARLY_LOADS with the next row's loads): the pieces' (Σg·x̂, Σg) exchanged
+    and summed in piece order; dw/db accumulated per program in registers and written to row ``slot`` of the
     [SLOTS, N] partials (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed
     here)."""
     ACC: tl.constexpr = tl.float32
@@ -755,18 +754,16 @@ def _norm_bwd_split_kernel(
         w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
     dw_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
     db_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
-    x, dy, w_loaded, dro, rstd, x0, mean = _split_loads(
-        X, DY, W, MEAN, RSTD, DRES_OUT, slot, M, cols, col_mask, stride_x, stride_dy, stride_dro, IS_RMS, HAS_W,
-        W_IN_LOOP, HAS_DRES_OUT)
+    x, dy, w_loaded, rstd, x0, mean = _split_loads(X, DY, W, MEAN, RSTD, slot, M, cols, col_mask, stride_x,
+                                                    stride_dy, IS_RMS, HAS_W, W_IN_LOOP)
     g, xhat, dw_acc, db_acc = _split_sums(
         X, DY, W, TAGS, x, dy, w_loaded, rstd, x0, mean, slot, 0, base, slot, j, M, N, SPLIT, SLOTS, ar, w,
         weight_offset, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS, W_IN_LOOP, SERIAL,
         BLOCK_N, SPLIT_P2, ACC)
     for row in range(slot, M, SLOTS):
         t = (row - slot) // SLOTS
-        x, dy, w_loaded, dro_next, rstd_next, x0, mean = _split_loads(
-            X, DY, W, MEAN, RSTD, DRES_OUT, row + SLOTS, M, cols, col_mask, stride_x, stride_dy, stride_dro, IS_RMS,
-            HAS_W, W_IN_LOOP, HAS_DRES_OUT)
+        x, dy, w_loaded, rstd_next, x0, mean = _split_loads(X, DY, W, MEAN, RSTD, row + SLOTS, M, cols, col_mask,
+                                                             stride_x, stride_dy, IS_RMS, HAS_W, W_IN_LOOP)
         if not EARLY_LOADS:  # the next row's partial published before this row's wait: the others get a round of slack
             g_next, xhat_next, dw_acc, db_acc = _split_sums(
                 X, DY, W, TAGS, x, dy, w_loaded, rstd_next, x0, mean, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT,
@@ -775,8 +772,10 @@ def _norm_bwd_split_kernel(
         s1, s2 = _collect(_round_buf(TAGS, t, slot, SLOTS, SPLIT_P2), base + t + 1, SPLIT, SERIAL, SPLIT_P2)
         c1 = tl.sum(s1) / N + tl.zeros([1], dtype=ACC)
         c2 = tl.sum(s2) / N + tl.zeros([1], dtype=ACC)
-        _bwd_store(DX, DRES, (row + one).to(tl.int64), cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx,
-                   stride_dres, IS_RMS, HAS_DRES_OUT, HAS_DRES, False, ACC)
+        rows64 = (row + one).to(tl.int64)
+        dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)  # not held across the wait
+        _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres, IS_RMS,
+                   HAS_DRES_OUT, HAS_DRES, False, ACC)
         if EARLY_LOADS:  # published after this row's dx: the next row's loads were in flight during the wait
             g_next, xhat_next, dw_acc, db_acc = _split_sums(
                 X, DY, W, TAGS, x, dy, w_loaded, rstd_next, x0, mean, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT,
@@ -784,7 +783,6 @@ def _norm_bwd_split_kernel(
                 W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2, ACC)
         g = g_next
         xhat = xhat_next
-        dro = dro_next
         rstd = rstd_next
     part = slot.to(tl.int64) * N
     if HAS_W:
