@@ -36,7 +36,6 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 
 SM_COUNT = 132  # an H100/H200: plans as on the device the kernels are tuned for
 TARGET = GPUTarget("cuda", 90, 32)
-SMEM_LIMIT = 232448  # bytes of shared memory one block may use on an H100/H200 (227 KiB, opted in)
 
 
 # ------------------------------------------------------------------------------------------- recording
@@ -237,6 +236,8 @@ def compile_job(job_full) -> dict:
 
     import triton
 
+    from fastnorm.kernels import config
+
     (module, name, sig, consts, attrs, options), full = job_full
     fn = getattr(importlib.import_module(module), name)
     opts = dict(options)
@@ -246,8 +247,9 @@ def compile_job(job_full) -> dict:
         if full:
             kernel = triton.compile(src, target=TARGET, options=opts)
             detail = f"{kernel.metadata.shared} B shared"
-            if kernel.metadata.shared > SMEM_LIMIT:  # CUDA would refuse the launch (Triton's OutOfResources)
-                raise RuntimeError(f"{detail}: more than the {SMEM_LIMIT} B an sm_90 block may have")
+            limit = config.SMEM_BYTES_PER_BLOCK
+            if kernel.metadata.shared > limit:  # CUDA would refuse the launch (Triton's OutOfResources)
+                raise RuntimeError(f"{detail}: more than the {limit} B an sm_90 block may have")
         else:
             _front_end(src, TARGET, opts)
             detail = "front end"

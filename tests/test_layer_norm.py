@@ -996,7 +996,7 @@ def test_prefetch_fits_shared_memory_with_a_residual(monkeypatch, device):
     # Through norm_bwd: a float32 entry of 3 stages re-reading the weight, on a budget that holds 2 buffers of dy, x
     # and the weight but only 1 with residual_out's gradient (16 x 128 bytes each, 4096 of scratch).
     monkeypatch.setattr(C, "NORM_TUNED_FP32", {("bwd", True, 128): (1, 128, False, 1, 3, 1, True)})
-    monkeypatch.setattr(C, "NORM_SMEM_BYTES", 7000)
+    monkeypatch.setattr(C, "SMEM_BYTES_PER_BLOCK", 7000)
     stages = []
     real = K._bwd
     monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, warps, st, traceable=False: (

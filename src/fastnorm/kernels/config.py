@@ -344,9 +344,9 @@ def norm_fwd_holds_params(cfg: NormConfig) -> bool:
     return not cfg.chunked and cfg.programs > 0 and cfg.block_m > 1 and cfg.block_n2 == 0
 
 
-#: Shared memory one block may use on an H100/H200 (227 KiB), and what a kernel may need besides its prefetch buffers
-#: (reductions, layout conversions).
-NORM_SMEM_BYTES = 232448
+#: Shared memory one block may use on an H100/H200 (227 KiB, opted in; the sm_90 compile gate holds every kernel to it),
+#: and what a norm kernel may need besides its prefetch buffers (reductions, layout conversions).
+SMEM_BYTES_PER_BLOCK = 232448
 NORM_SMEM_SCRATCH = 4096
 
 
@@ -360,7 +360,7 @@ def norm_fit_prefetch(cfg: NormConfig, column_bytes: int) -> NormConfig:
     needed."""
     stages = cfg.num_stages
     tile = column_bytes * (cfg.block_n + cfg.block_n2)
-    while stages > 1 and (stages - 1) * tile + NORM_SMEM_SCRATCH > NORM_SMEM_BYTES:
+    while stages > 1 and (stages - 1) * tile + NORM_SMEM_SCRATCH > SMEM_BYTES_PER_BLOCK:
         stages -= 1
     return cfg if stages == cfg.num_stages else cfg._replace(num_stages=stages)
 
