@@ -202,10 +202,11 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     (the per-channel shift x[0, c, 0]: sums shifted by it alone would lose the rest), and randn with spikes of
     -1e6 at the first element of every image; then every channel offset without spikes (the backward's x̂ must
     keep the rounding error of its centre, mean = ctr + err)."""
-    monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
+    monkeypatch.setattr(config, "BN_SUMS_WAVE", 1)
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 128, "stream": 128})
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     x, w, b, rm, rv = _make((9, 3, 6, 7), cl, torch.float32, device, requires_grad=False)
     x = x.detach().clone()
@@ -442,10 +443,11 @@ def small_plans(monkeypatch):
     """Plans with many groups, sub-groups and items on tiny tensors: every merge path and the wait path run."""
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 32, "stream": 32})
     monkeypatch.setattr(config, "BN_STATS_WAVE", 64)
-    monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16})
+    monkeypatch.setattr(config, "BN_SUMS_WAVE", 64)
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_MSUB", 2)
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
     monkeypatch.setattr(config, "BN_RESIDENT", False)  # (each setattr also clears config's cached plans)
 
 
@@ -484,6 +486,9 @@ def test_many_items_groups_subgroups(small_plans, shared_counters, monkeypatch, 
     assert (xv.l > 0) == (not xv.flat and row_lanes > 4)
     plan = K._plan(xv, 4, "fused", "fwd")
     assert plan.groups > 1 and plan.nsub > 1 and plan.split > plan.msub
+    if not fused:  # the two-launch backward's sums pass merges sub-groups too
+        sums = K._plan(xv, 8, "sums", "bwd")
+        assert sums.nsub > 1 and sums.split > sums.msub, sums
     _check_bn(x, w, b, rm, rv, training=True, activation="relu")
     _check_bn(x, w, b, rm, rv, training=False)
     mean, m2 = fastnorm.ops.batch_norm.local_stats(x.detach())
@@ -519,10 +524,11 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
     if torch.device(device).type != "cuda" and stages != 2:
         pytest.skip("the interpreter ignores prefetch depths and register caps: one setting covers its path")
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 256, "stream": 256})
-    monkeypatch.setattr(config, "BN_TILE", {"fwd": 32, "bwd": 32})
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4})
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 32, "bwd": 32, "sums": 32})
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
     monkeypatch.setattr(config, "BN_ITEMS_PER_SM", {"fused": 1, "stream": 1})
     monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
+    monkeypatch.setattr(config, "BN_SUMS_WAVE", 1)
     monkeypatch.setattr(config, "multiprocessor_count", lambda device: 4)  # the same plans on any device
     monkeypatch.setattr(config, "BN_LOOP_STAGES", dict.fromkeys(config.BN_LOOP_STAGES, stages))
     monkeypatch.setattr(config, "BN_MAXNREG", dict.fromkeys(config.BN_MAXNREG, cap))
@@ -581,6 +587,25 @@ def test_repeat_launches_take_the_direct_launch():
     entries = list(K._apply.cache.values())
     assert entries and all(e.launch is not None for e in entries)
     assert torch.equal(first, again)
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_sums_plan_is_one_wave(flat):
+    """The backward's sums pass: items cover every channel and inner index exactly once, in tiles of
+    BN_TILE["sums"], and fit one wave of BN_SUMS_WAVE per multiprocessor."""
+    sms = 132
+    slots = config.BN_SUMS_WAVE * sms
+    for c in (1, 3, 64, 65, 1024, 2048):
+        for v in (1, 7, 32 * 49, 256 * 196, 256 * 3136):
+            for lanes in ((0,) if flat else (0, 64)):
+                if lanes and v % lanes:
+                    continue
+                plan = config.batch_norm_plan(flat, c, v, 4, "sums", "bwd", sms, lanes)
+                ncb = -(-c // plan.cb)
+                assert plan.cb * plan.bs == max(config.BN_TILE["sums"], plan.cb * lanes), (c, v, plan)
+                assert plan.vpi % plan.bs == 0 and plan.split * plan.vpi >= v > (plan.split - 1) * plan.vpi
+                assert ncb * plan.split <= slots, (c, v, plan)
+                assert plan.nsub * plan.msub >= plan.split
 
 
 # ------------------------------------------------------------------------------ the single-read training forward

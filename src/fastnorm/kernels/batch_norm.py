@@ -1376,7 +1376,8 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     c, v = xv.c, xv.v
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
     train = mode == _BWD_MODE["train"]
-    plan = _plan(xv, streams, "fused" if train else "stream", "bwd")
+    kind = "fused" if train else "sums" if mode == _BWD_MODE["sums"] else "stream"
+    plan = _plan(xv, streams, kind, "bwd")
     dev = xv.x.device
     sums = _scratch(2 * c, acc, dev)
     part = _scratch(2 * c * (plan.split + plan.nsub), acc, dev)

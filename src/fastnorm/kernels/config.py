@@ -442,15 +442,17 @@ class BatchNormPlan(NamedTuple):
     num_warps: int
 
 
-#: Elements per tile: forward (one stream) and backward (two or three streams).
-BN_TILE = {"fwd": 4096, "bwd": 2048}
+#: Elements per tile: forward (one stream), backward (two or three streams), and the backward's sums pass (x and dy
+#: read, nothing written; see BN_SUMS_WAVE).
+BN_TILE = {"fwd": 4096, "bwd": 2048, "sums": 4096}
 #: Target elements per item, by kind (the statistics pass excepted: BN_STATS_WAVE): fused training kernels keep
 #: items small so that the window of items in flight stays well inside L2; one-pass kernels take larger items.
 BN_ITEM = {"fused": 32768, "stream": 65536}
 #: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes), by kind. Measured
 #: on the H200 (NOTES.md, session 3): 32 for the statistics pass (channels-last training forward +1..4 points
-#: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²).
-BN_CL_CB = {"fused": 32, "stream": 64}
+#: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²); the backward's sums pass
+#: takes the statistics pass's 32 (measured with its one-wave plan, session 15).
+BN_CL_CB = {"fused": 32, "stream": 64, "sums": 32}
 #: Largest channel block for NCHW items that gather several small channels, and the smallest in the
 #: NCHW row layout (S <= BN_ROW_LANES_MAX: a channel's run per image is at most 64 elements, so one
 #: channel per tile reads many short runs; adjacent channels' runs are adjacent in memory).
@@ -482,6 +484,13 @@ BN_WARPS = 8
 #: left for a tail. Measured on the H200 (NOTES.md, session 11): bf16 training forward +2..6 points of copy
 #: (NCHW 56² 50 -> 53, 14² 40 -> 46, 7² 24 -> 28, CL 7² 26 -> 32) against 8 items per SM of at most 32K elements.
 BN_STATS_WAVE = 4
+#: The backward's sums pass (the first launch of the two-launch training backward; SyncBatchNorm's local sums) as
+#: one wave of this many items per multiprocessor, tiles of BN_TILE["sums"] elements (8 warps). Measured on the
+#: H200 (NOTES.md, session 15; training backward, CUDA-graph replays, % of copy) against the one-pass kernels' plan
+#: (up to 32 items per SM of 2048-element tiles): bf16 NCHW 56² 52.6 -> 53.9, 28² 51.2 -> 52.7, 14² 42.3 -> 45.0,
+#: CL 56² 48.7 -> 50.4, fp32 CL 56² 52.1 -> 56.2, NCHW 28² 56.4 -> 57.0; 3 or 4 items per SM, or 2 of 2048-element
+#: tiles, within a point of it or below.
+BN_SUMS_WAVE = 2
 #: NCHW inputs with S <= this many (padded to a power of two) lanes per image use the row layout
 #: (index = n·L + s: shifts and masks instead of a division per element). Measured on the H200: better
 #: at 7x7 (S=49), worse than the division at 14x14 (S=196: training forward 12% vs 25% of copy).
@@ -556,20 +565,20 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``:
     bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused"
-    (training, two item kinds) or "stream" (one pass); ``direction``: "fwd" or "bwd". Items shrink (down
-    to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for one-pass
-    kinds over large tensors), so that small tensors still fill the device; the statistics pass ("fused",
-    "fwd") instead cuts at most BN_STATS_WAVE items per multiprocessor, as large as that allows (channel
-    blocks grow in NCHW when there are more channels than that). NCHW channel blocks aim at no fewer than
-    BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it divides
-    the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row layout's
-    lanes per image (tiles hold whole rows), or 0.
+    (training, two item kinds), "stream" (one pass) or "sums" (the backward's sums pass); ``direction``: "fwd" or
+    "bwd". Items shrink (down to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor
+    (BN_STREAM_LARGE's count for one-pass kinds over large tensors), so that small tensors still fill the device; the
+    statistics pass ("fused", "fwd") and the sums pass instead cut at most BN_STATS_WAVE (BN_SUMS_WAVE) items per
+    multiprocessor, as large as that allows (channel blocks grow in NCHW when there are more channels than that).
+    NCHW channel blocks aim at no fewer than BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB
+    in the one-pass forward (where it divides the channel count), within the cap of the channels' power of two and
+    the tile. ``lanes``: the NCHW row layout's lanes per image (tiles hold whole rows), or 0.
     """
-    tile = BN_TILE[direction]
+    tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
-    one_wave = kind == "fused" and direction == "fwd"
+    one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
-        per_sm = BN_STATS_WAVE
+        per_sm = BN_SUMS_WAVE if kind == "sums" else BN_STATS_WAVE
     elif kind == "stream" and total >= BN_STREAM_LARGE[0]:
         per_sm = BN_STREAM_LARGE[1]
     else:
