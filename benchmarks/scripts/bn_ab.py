@@ -11,7 +11,9 @@ their keys), built, timed and checked with ``tune_batchnorm``'s own functions. P
 the report's timing (``do_bench``, L2 flushed, median), the GPU time of back-to-back calls (CUDA events around
 50 calls, no flush: the host runs ahead, so this is the kernels' time once the host is faster than they are) and
 the host time of one call (after a synchronize); as % of copy on the fewest bytes, the best of the rounds. A
-result further than the suite's tolerance from torch's is flagged ``ERR``.
+result further than the suite's tolerance from torch's is flagged ``ERR``. With ``--graph`` the first column is
+the op captured in a CUDA graph, its replays timed the same way: GPU time alone, for hosts whose per-call time
+reaches the GPU's (the report timing then measures the host).
 """
 
 from __future__ import annotations
@@ -35,7 +37,22 @@ def _overrides(text: str) -> dict:
     return out
 
 
-def child(ops: list[str], overrides: dict, impl: str) -> None:
+def graphed(fn, stream):
+    """``fn`` captured in a CUDA graph on ``stream`` (after one warm-up call) -> the graph's replay. The op's
+    inputs, a forward's output included, were made on ``stream``: autograd runs a backward on its forward's
+    stream, which must be the capturing one."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=stream):
+        fn()
+    torch.cuda.synchronize()
+    return g.replay
+
+
+def child(ops: list[str], overrides: dict, impl: str, graph: bool = False) -> None:
     import torch
     import tune_batchnorm as tb
 
@@ -51,8 +68,16 @@ def child(ops: list[str], overrides: dict, impl: str) -> None:
         case = tb.make_case(shape, dtype_name, cl)
         for op in ops:
             err = tb.compare(op, case)
-            fn, _ = tb.runner(op, impl, case)
-            report = tb.bench(fn)
+            if graph:
+                stream = torch.cuda.Stream()
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    fn, _ = tb.runner(op, impl, case)
+                    report = tb.bench(graphed(fn, stream))
+                torch.cuda.current_stream().wait_stream(stream)
+            else:
+                fn, _ = tb.runner(op, impl, case)
+                report = tb.bench(fn)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(50):
@@ -82,12 +107,13 @@ def main() -> None:
     ap.add_argument("--ops", default="train_fwd,train_bwd,eval_fwd,frozen_bwd")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=280)
+    ap.add_argument("--graph", action="store_true", help="time the op captured in a CUDA graph (GPU time alone)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--impl", default="fastnorm", help=argparse.SUPPRESS)
     args = ap.parse_args()
     ops = args.ops.split(",")
     if args.child is not None:
-        child(ops, _overrides(args.child), args.impl)
+        child(ops, _overrides(args.child), args.impl, args.graph)
         return
     runs: list[list] = [[] for _ in args.specs]  # by position: a spec given twice is timed twice (noise)
     for _ in range(args.rounds):
@@ -98,8 +124,10 @@ def main() -> None:
                 raise SystemExit(f"{spec}: the torch spec takes no config overrides")
             env = dict(os.environ, PYTHONPATH=os.path.abspath("src" if impl == "torch" else src))
             try:
-                p = subprocess.run([sys.executable, __file__, "--ops", args.ops, "--impl", impl, "--child", ov, "x"],
-                                   env=env, capture_output=True, text=True, timeout=args.timeout)
+                cmd = [sys.executable, __file__, "--ops", args.ops, "--impl", impl, "--child", ov, "x"]
+                if args.graph:
+                    cmd.insert(-3, "--graph")
+                p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
             except subprocess.TimeoutExpired:
                 print(spec, f"timed out after {args.timeout} s")
                 continue
@@ -114,7 +142,8 @@ def main() -> None:
     for i, k in enumerate(done):
         copies = ", ".join(f"{r['copy_GBps']:.0f}" for r in runs[k])
         print(f"[{i}] {args.specs[k]}  (copy {copies} GB/s)")
-    print("% of copy, report timing / back-to-back, best of the rounds; host µs of one call; ERR: off torch's result")
+    timing = "CUDA-graph replay" if args.graph else "report timing"
+    print(f"% of copy, {timing} / back-to-back, best of the rounds; host µs of one call; ERR: off torch's result")
     table = []
     for j, row in enumerate(runs[done[0]][0]["rows"]):
         cells = []
