@@ -228,6 +228,24 @@ def test_report_gpu_sections_from_synthetic_results(tmp_path):
     assert "Raw data: [layernorm.json](layernorm.json)" in text and "Not run (--skip-check)" in text
 
 
+def test_report_peers_as_each_suite_recorded_them(tmp_path):
+    """A report assembled from suites run in different processes names each peer's version as the suites' runs
+    recorded it (the BatchNorm run had no Liger; the LayerNorm one did), not the assembling process's."""
+    env = common.environment("cpu")
+    env["peers"] = {"liger-kernel": None, "apex": None}
+    ln = _norm_doc("layernorm", {"fastnorm": 1.0, "liger": 0.8})
+    ln["env"]["peers"] = {"liger-kernel": "0.8.5", "apex": None}
+    bn = _bn_doc()
+    bn["env"]["peers"] = {"liger-kernel": None, "apex": None}
+    results = [{"suite": "layernorm", "json": "layernorm.json", "doc": ln, "elapsed_s": 1.0},
+               {"suite": "batchnorm", "json": "batchnorm.json", "doc": bn, "elapsed_s": 1.0}]
+    text = report.build_markdown(env, "CUDA", False, None, results, True, "fastnorm report", 1.0, tmp_path)
+    assert "- Peers: liger-kernel 0.8.5 (layernorm), apex not installed" in text
+    bn["env"]["peers"] = {"liger-kernel": "0.8.5", "apex": None}
+    text = report.build_markdown(env, "CUDA", False, None, results, True, "fastnorm report", 1.0, tmp_path)
+    assert "- Peers: liger-kernel 0.8.5, apex not installed" in text
+
+
 def test_run_suite_in_a_subprocess_and_its_timeout(tmp_path, monkeypatch):
     def cpu_command(suite, out, quick, budget):
         return [sys.executable, "-m", "fastnorm.bench", suite, "--device", "cpu", "--shapes", "4x16",

@@ -217,6 +217,26 @@ def _run_stamp(env: dict) -> str:
     return f"{env.get('date', '?')}" + (f" (source {src})" if src else "")
 
 
+def _peers_line(env: dict, results: list[dict]) -> str:
+    """The peers' versions as each suite's run recorded them (a suite reused from an earlier run had its own peers
+    installed), naming the suites where the runs differ; this run's environment for a peer no suite recorded."""
+    seen: dict[str, dict[str, list[str]]] = {}
+    suites = [r for r in results if "doc" in r]
+    for r in suites:
+        for name, version in r["doc"].get("env", {}).get("peers", {}).items():
+            if version:
+                seen.setdefault(name, {}).setdefault(version, []).append(r["json"].removesuffix(".json"))
+    with_peers = [r for r in suites if r["doc"].get("env", {}).get("peers")]
+    parts = []
+    for name, version in env["peers"].items():
+        if name not in seen:
+            parts.append(f"{name} {version or 'not installed'}")
+            continue
+        for ver, names in seen[name].items():
+            parts.append(f"{name} {ver}" + ("" if len(names) == len(with_peers) else f" ({', '.join(names)})"))
+    return "- Peers: " + ", ".join(parts)
+
+
 def build_markdown(env: dict, where: str, quick: bool, rows: list | None, results: list[dict], gpu: bool,
                    command: str, elapsed_s: float, out_dir: Path) -> str:
     lines = ["# fastnorm report", ""]
@@ -229,7 +249,7 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
               + (f" (git {env['git_commit']}" + (f", source {env['source_sha']}" if env.get("source_sha") else "")
                  + ")" if env.get("git_commit") else "")
               + f", torch {env['torch']}, triton {env['triton']}, numpy {env['numpy']}, Python {env['python']}",
-              "- Peers: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in env["peers"].items()),
+              _peers_line(env, results),
               f"- Command: `{command}` ({'quick' if quick else 'full'}; {elapsed_s / 60:.1f} min)"
               + ("; with results of earlier runs in the same directory: "
                  + ", ".join(f"`{r['json']}`" for r in results if r.get("reused")) if any(
@@ -377,8 +397,8 @@ def main(out: str, quick: bool, suites: list[str] | None = None, skip_check: boo
     results.sort(key=lambda r: (order.get(r["suite"], 9), r["json"]))
 
     measured = [r["doc"] for r in results if "doc" in r]
-    if not gpu and measured:  # assembling results measured elsewhere: describe their machine
-        env = dict(measured[0]["env"])
+    if not gpu and measured:  # assembling results measured elsewhere: describe their machine, at the newest run
+        env = dict(max(measured, key=lambda d: d["env"].get("date", ""))["env"])
     text = build_markdown(env, where, quick, rows, results, gpu or bool(measured), command, time.monotonic() - t0,
                           out_dir)
     (out_dir / "report.md").write_text(text + "\n")
