@@ -608,6 +608,19 @@ def test_sums_plan_is_one_wave(flat):
                 assert plan.nsub * plan.msub >= plan.split
 
 
+def test_dx_plan_tiles():
+    """The training backward's dx pass is a one-pass plan, on BN_DX_LARGE_TILE-element tiles over tensors of
+    BN_STREAM_LARGE[0] elements or more and on the backward's tiles below that."""
+    for flat, c, v in ((False, 64, 256 * 3136), (False, 1024, 256 * 196), (True, 64, 256 * 3136),
+                       (False, 2048, 128 * 49), (True, 256, 8 * 784)):
+        dx = config.batch_norm_plan(flat, c, v, 1, "dx", "bwd", 132, 0)
+        stream = config.batch_norm_plan(flat, c, v, 1, "stream", "bwd", 132, 0)
+        large = c * v >= config.BN_STREAM_LARGE[0]
+        assert dx.cb * dx.bs == (config.BN_DX_LARGE_TILE if large else config.BN_TILE["bwd"]), (c, v, dx)
+        assert (dx == stream) == (not large), (c, v)
+        assert dx.split * dx.vpi >= v > (dx.split - 1) * dx.vpi
+
+
 # ------------------------------------------------------------------------------ the single-read training forward
 
 

@@ -1406,7 +1406,7 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     """One pass of dx (and dz = g): training from the given sums [2, C] and ``count`` (a number or a device
     scalar tensor), or frozen dx = w·invstd·g."""
     c, v = xv.c, xv.v
-    plan = _plan(xv, 1, "stream", "bwd")
+    plan = _plan(xv, 1, "dx" if train else "stream", "bwd")
     ncb = -(-c // plan.cb)
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))

@@ -477,6 +477,12 @@ BN_ITEMS_PER_SM = {"fused": 8, "stream": 16}
 #: per SM at 2^25-5·10^7 elements, evaluation forward +1..4 points of copy (NCHW 56² 85 -> 88, 128² 79 -> 83),
 #: frozen backward +1..2; at 1.3·10^7 (7²) the items got too small (evaluation forward 64 -> 55).
 BN_STREAM_LARGE = (1 << 25, 32)
+#: The training backward's dx pass (x and dy read, dx written; kind "dx") over tensors of BN_STREAM_LARGE[0] elements
+#: or more takes tiles of this many elements (8 warps) instead of BN_TILE["bwd"]. Measured on the H200 (NOTES.md,
+#: session 15; training backward, CUDA-graph replays, two runs, % of copy): bf16 NCHW 14² 44.9 / 45.0 -> 49.6 / 49.4,
+#: the other large shapes within -0.6..+0.5. Not the frozen dx-only pass (same kernel, dy alone read), where bf16 CL
+#: 56² and 8×256×128² lost 1.5-1.7 points; nor smaller tensors, whose one-launch backward lost up to 7 points.
+BN_DX_LARGE_TILE = 4096
 BN_WARPS = 8
 #: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
 #: as one wave of at most this many items per multiprocessor, each as large as that allows: its programs (8 warps,
@@ -564,18 +570,23 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     """Plan for ``c`` channels of ``v`` inner indices each on a device of ``sms`` multiprocessors.
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``:
-    bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused"
-    (training, two item kinds), "stream" (one pass) or "sums" (the backward's sums pass); ``direction``: "fwd" or
-    "bwd". Items shrink (down to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor
-    (BN_STREAM_LARGE's count for one-pass kinds over large tensors), so that small tensors still fill the device; the
-    statistics pass ("fused", "fwd") and the sums pass instead cut at most BN_STATS_WAVE (BN_SUMS_WAVE) items per
-    multiprocessor, as large as that allows (channel blocks grow in NCHW when there are more channels than that).
-    NCHW channel blocks aim at no fewer than BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB
-    in the one-pass forward (where it divides the channel count), within the cap of the channels' power of two and
-    the tile. ``lanes``: the NCHW row layout's lanes per image (tiles hold whole rows), or 0.
+    bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused" (training, two item
+    kinds), "stream" (one pass), "sums" (the backward's sums pass) or "dx" (the training backward's dx pass:
+    "stream" with BN_DX_LARGE_TILE over large tensors); ``direction``: "fwd" or "bwd". Items shrink (down to one
+    tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for one-pass kinds over
+    large tensors), so that small tensors still fill the device; the statistics pass ("fused", "fwd") and the sums
+    pass instead cut at most BN_STATS_WAVE (BN_SUMS_WAVE) items per multiprocessor, as large as that allows (channel
+    blocks grow in NCHW when there are more channels than that). NCHW channel blocks aim at no fewer than
+    BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it divides
+    the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row layout's
+    lanes per image (tiles hold whole rows), or 0.
     """
     tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
+    if kind == "dx":  # a one-pass kind, with its own tile over large tensors
+        kind = "stream"
+        if total >= BN_STREAM_LARGE[0]:
+            tile = BN_DX_LARGE_TILE
     one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
         per_sm = BN_SUMS_WAVE if kind == "sums" else BN_STATS_WAVE
