@@ -621,6 +621,41 @@ def test_dx_plan_tiles():
         assert dx.split * dx.vpi >= v > (dx.split - 1) * dx.vpi
 
 
+@pytest.mark.parametrize("shape,cl,row_lanes", [
+    ((5, 40, 3, 7), False, 2048),  # NCHW row layout (21 of 32 lanes real)
+    ((4, 40, 3, 7), False, 4),  # NCHW with a division per element
+    ((5, 40, 3, 7), True, 2048),  # channels-last
+])
+def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
+    """The two-launch training backward with its own plans on a tiny tensor: the sums pass in several channel groups
+    and sub-groups, the dx pass on BN_DX_LARGE_TILE-element tiles (the large-tensor rule, its threshold lowered),
+    against the reference."""
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 64, "bwd": 16, "sums": 16})
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
+    monkeypatch.setattr(config, "BN_SUMS_WAVE", 64)
+    monkeypatch.setattr(config, "BN_MSUB", 2)
+    monkeypatch.setattr(config, "BN_STREAM_LARGE", (64, 64))
+    monkeypatch.setattr(config, "BN_DX_LARGE_TILE", 64)
+    plans = []
+    real_plan = K._plan
+
+    def recorded(xv, reread, kind, direction):
+        plans.append((kind, real_plan(xv, reread, kind, direction)))
+        return plans[-1][1]
+
+    monkeypatch.setattr(K, "_plan", recorded)
+    x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+    z = torch.randn_like(x, requires_grad=True)
+    _check_bn(x, w, b, rm, rv, training=True, activation="relu", z=z)
+    launched = dict(plans)
+    sums, dx = launched["sums"], launched["dx"]
+    assert sums.groups > 1 and sums.nsub > 1, sums
+    assert dx.cb * dx.bs == 64 and dx.split > 1, dx
+
+
 # ------------------------------------------------------------------------------ the single-read training forward
 
 
