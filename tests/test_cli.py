@@ -240,10 +240,15 @@ def test_report_peers_as_each_suite_recorded_them(tmp_path):
     results = [{"suite": "layernorm", "json": "layernorm.json", "doc": ln, "elapsed_s": 1.0},
                {"suite": "batchnorm", "json": "batchnorm.json", "doc": bn, "elapsed_s": 1.0}]
     text = report.build_markdown(env, "CUDA", False, None, results, True, "fastnorm report", 1.0, tmp_path)
-    assert "- Peers: liger-kernel 0.8.5 (layernorm), apex not installed" in text
+    assert "- Peers: liger-kernel 0.8.5 (layernorm), liger-kernel not installed (batchnorm), apex not installed" in text
     bn["env"]["peers"] = {"liger-kernel": "0.8.5", "apex": None}
     text = report.build_markdown(env, "CUDA", False, None, results, True, "fastnorm report", 1.0, tmp_path)
     assert "- Peers: liger-kernel 0.8.5, apex not installed" in text
+    # every suite ran without a peer that this process has: the suites' account stands; a peer none recorded
+    ln["env"]["peers"] = bn["env"]["peers"] = {"liger-kernel": None}
+    env["peers"] = {"liger-kernel": "0.9.0", "quack-kernels": "0.6.5"}
+    text = report.build_markdown(env, "CUDA", False, None, results, True, "fastnorm report", 1.0, tmp_path)
+    assert "- Peers: liger-kernel not installed, quack-kernels 0.6.5" in text
 
 
 def test_run_suite_in_a_subprocess_and_its_timeout(tmp_path, monkeypatch):

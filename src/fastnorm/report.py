@@ -219,21 +219,18 @@ def _run_stamp(env: dict) -> str:
 
 def _peers_line(env: dict, results: list[dict]) -> str:
     """The peers' versions as each suite's run recorded them (a suite reused from an earlier run had its own peers
-    installed), naming the suites where the runs differ; this run's environment for a peer no suite recorded."""
-    seen: dict[str, dict[str, list[str]]] = {}
-    suites = [r for r in results if "doc" in r]
-    for r in suites:
-        for name, version in r["doc"].get("env", {}).get("peers", {}).items():
-            if version:
-                seen.setdefault(name, {}).setdefault(version, []).append(r["json"].removesuffix(".json"))
-    with_peers = [r for r in suites if r["doc"].get("env", {}).get("peers")]
+    installed, or not), naming the suites where the runs differ; this run's environment for a peer no suite
+    recorded."""
+    recorded: dict[str, dict[str | None, list[str]]] = {}
+    for r in results:
+        for name, version in r.get("doc", {}).get("env", {}).get("peers", {}).items():
+            recorded.setdefault(name, {}).setdefault(version, []).append(r["json"].removesuffix(".json"))
     parts = []
-    for name, version in env["peers"].items():
-        if name not in seen:
-            parts.append(f"{name} {version or 'not installed'}")
-            continue
-        for ver, names in seen[name].items():
-            parts.append(f"{name} {ver}" + ("" if len(names) == len(with_peers) else f" ({', '.join(names)})"))
+    for name in {**env["peers"], **recorded}:
+        versions = recorded.get(name, {env["peers"].get(name): []})
+        for version, suites in versions.items():
+            named = f" ({', '.join(suites)})" if len(versions) > 1 else ""
+            parts.append(f"{name} {version or 'not installed'}{named}")
     return "- Peers: " + ", ".join(parts)
 
 
