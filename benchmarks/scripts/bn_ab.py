@@ -13,7 +13,8 @@ the report's timing (``do_bench``, L2 flushed, median), the GPU time of back-to-
 the host time of one call (after a synchronize); as % of copy on the fewest bytes, the best of the rounds. A
 result further than the suite's tolerance from torch's is flagged ``ERR``. With ``--graph`` the first column is
 the op captured in a CUDA graph, its replays timed the same way: GPU time alone, for hosts whose per-call time
-reaches the GPU's (the report timing then measures the host).
+reaches the GPU's (the report timing then measures the host); the op is then made on a side stream, so the other two
+columns of a backward include its cross-stream waits and compare only with other ``--graph`` runs.
 """
 
 from __future__ import annotations
