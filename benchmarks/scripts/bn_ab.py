@@ -38,21 +38,6 @@ def _overrides(text: str) -> dict:
     return out
 
 
-def graphed(fn, stream):
-    """``fn`` captured in a CUDA graph on ``stream`` (after one warm-up call) -> the graph's replay. The op's
-    inputs, a forward's output included, were made on ``stream``: autograd runs a backward on its forward's
-    stream, which must be the capturing one."""
-    import torch
-
-    fn()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=stream):
-        fn()
-    torch.cuda.synchronize()
-    return g.replay
-
-
 def child(ops: list[str], overrides: dict, impl: str, graph: bool = False) -> None:
     import torch
     import tune_batchnorm as tb
@@ -74,7 +59,7 @@ def child(ops: list[str], overrides: dict, impl: str, graph: bool = False) -> No
                 stream.wait_stream(torch.cuda.current_stream())
                 with torch.cuda.stream(stream):
                     fn, _ = tb.runner(op, impl, case)
-                    report = tb.bench(graphed(fn, stream))
+                    report = tb.bench(tb.graphed(fn, stream))
                 torch.cuda.current_stream().wait_stream(stream)
             else:
                 fn, _ = tb.runner(op, impl, case)
@@ -125,9 +110,8 @@ def main() -> None:
                 raise SystemExit(f"{spec}: the torch spec takes no config overrides")
             env = dict(os.environ, PYTHONPATH=os.path.abspath("src" if impl == "torch" else src))
             try:
-                cmd = [sys.executable, __file__, "--ops", args.ops, "--impl", impl, "--child", ov, "x"]
-                if args.graph:
-                    cmd.insert(-3, "--graph")
+                cmd = [sys.executable, __file__, "--ops", args.ops, "--impl", impl,
+                       *(["--graph"] if args.graph else []), "--child", ov, "x"]
                 p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
             except subprocess.TimeoutExpired:
                 print(spec, f"timed out after {args.timeout} s")

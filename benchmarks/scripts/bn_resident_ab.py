@@ -33,16 +33,6 @@ VARIANTS = {"resident": {}, "two_launch": {"BN_RESIDENT": False},
             "res_16K": {"BN_RESIDENT_BYTES": 16384 * 4}}
 
 
-def graphed(fn):
-    fn()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    torch.cuda.synchronize()
-    return g.replay
-
-
 def train_forward(bn, case):
     """A training forward of ``case`` with ``bn`` on copies of its running statistics."""
     x, w, b = case["x"], case["w"], case["b"]
@@ -71,12 +61,12 @@ def main():
                                                        x.element_size())
                 row = {"shape": shape, "dtype": dtype_name, "layout": "CL" if cl else "NCHW",
                        "plan": None if plan is None else plan._asdict(),
-                       "torch": 100 * nbytes / TB.bench(graphed(train_forward(F.batch_norm, case))) / copy}
+                       "torch": 100 * nbytes / TB.bench(TB.graphed(train_forward(F.batch_norm, case))) / copy}
                 for name, ov in VARIANTS.items():
                     TB._apply_overrides({**saved, **ov})
                     rm, rv = case["rm"].clone(), case["rv"].clone()
                     got = (fastnorm.batch_norm(x, rm, rv, case["w"], case["b"], True, 0.1, 1e-5), rm, rv)
-                    t = TB.bench(graphed(train_forward(fastnorm.batch_norm, case)))
+                    t = TB.bench(TB.graphed(train_forward(fastnorm.batch_norm, case)))
                     row[name] = 100 * nbytes / t / copy
                     row[name + "_us"] = t * 1e6
                     row[name + "_err"] = max(TB.rel_err(a, e) for a, e in zip(got, expected, strict=True))

@@ -196,6 +196,19 @@ def bench(fn):
     return triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median") * 1e-3
 
 
+def graphed(fn, stream=None):
+    """``fn`` captured in a CUDA graph (after one warm-up call) -> the graph's replay, timed by ``bench`` as GPU time
+    without the host's per-call cost. ``stream``: the capturing stream, when the op's inputs (a forward's output,
+    whose backward autograd runs on its forward's stream) were made on it; else torch's own side stream."""
+    fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=stream):
+        fn()
+    torch.cuda.synchronize()
+    return g.replay
+
+
 def copy_bandwidth():
     src = torch.empty(1 << 29, dtype=torch.bfloat16, device="cuda").normal_()
     dst = torch.empty_like(src)
