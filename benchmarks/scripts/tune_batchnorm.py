@@ -289,7 +289,9 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((32, 512, 28, 28), "fp32", False), ((256, 1024, 14, 14), "fp32", False),
                  # long NCHW runs (S = 60800, 12544, 784), to check that plans for short runs leave them alone
                  ((2, 256, 200, 304), "bf16", False), ((128, 64, 112, 112), "bf16", False),
-                 ((256, 256, 28, 28), "bf16", False)]
+                 ((256, 256, 28, 28), "bf16", False),
+                 # fp32 evaluation, where torch.compile's pointwise kernel was faster (session 15's suite)
+                 ((256, 64, 56, 56), "fp32", False), ((8, 256, 128, 128), "fp32", False)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
