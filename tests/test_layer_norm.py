@@ -181,6 +181,20 @@ def test_chunked_path_small(device, is_rms, m, n, cfg):
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg"), [
+    (3, 300, C.NormConfig(1, 64, True, 2, evict=True, unroll=2)),  # 5 chunks: the unrolled loop and its remainder
+    (4, 520, C.NormConfig(1, 128, True, 4, evict=True, unroll=4)),  # 5 chunks, the last one partial
+    (5, 256, C.NormConfig(1, 64, True, 2, unroll=8)),  # 4 chunks: the remainder loop alone
+    (2, 65, C.NormConfig(1, 128, True, 4, evict=True, unroll=2)),  # one partial chunk
+])
+def test_looped_forward(device, is_rms, m, n, cfg):
+    """The forward's chunked rows of one program per row (the measured configs of session 16): L2 eviction hints
+    and chunk loops unrolled past, up to and short of the chunk count, with the fused residual; the backward on
+    its own heuristic."""
+    _check_config(device, is_rms, m, n, None, fwd_cfg=cfg)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
     (5, 40, C.NormConfig(1, 32, False, 2, block_n2=8)),  # 32 + 8: both pieces full
     (7, 100, C.NormConfig(4, 64, False, 2, block_n2=64)),  # the second piece masked past N
     (6, 33, C.NormConfig(2, 32, False, 1, block_n2=1)),

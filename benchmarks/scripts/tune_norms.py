@@ -70,8 +70,26 @@ def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
                     continue
                 for per_sm in (1, 2, 4):
                     for st in (1, 3):
-                        out.append(C.NormConfig(1, chunk, True, w, st, sms * per_sm))
+                        for evict in (False, True):
+                            out.append(C.NormConfig(1, chunk, True, w, st, sms * per_sm, evict=evict))
+    out += looped_variants(n)
     return list(dict.fromkeys(out))
+
+
+def looped_variants(n: int) -> list[C.NormConfig]:
+    """The forward's rows walked in chunks by one program per row (torch.compile's reduction kernels): chunks of
+    1024 to 8192 columns, 2 to 16 elements per thread, the chunk loops unrolled 2, 4 or 8 times (the loads of that
+    many chunks in flight), the L2 eviction hints on or off."""
+    out = []
+    for chunk in (1024, 2048, 4096, 8192):
+        if chunk > max(1024, triton_next_pow2(n)):
+            continue
+        for w in (4, 8, 16):
+            if 2 <= chunk // (32 * w) <= 16:
+                for unroll in (2, 4, 8):
+                    for evict in (False, True):
+                        out.append(C.NormConfig(1, chunk, True, w, evict=evict, unroll=unroll))
+    return out
 
 
 def two_piece_variants(kind: str, n: int, sms: int) -> list[C.NormConfig]:
@@ -434,6 +452,10 @@ def fmt_cfg(c: C.NormConfig) -> str:
         s += f" G{c.programs}"
     if c.num_stages != 1:
         s += f" st{c.num_stages}"
+    if c.evict:
+        s += " evict"
+    if c.unroll != 1:
+        s += f" u{c.unroll}"
     return s
 
 
@@ -505,7 +527,7 @@ def report(rec, label, ptxas):
     regs = re.search(r"Used (\d+) registers", text)
     spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
     ptx = c.asm["ptx"]
-    vec = "v4" if "ld.global.v4" in ptx else ("v2" if "ld.global.v2" in ptx else "scalar")
+    vec = next((v for v in ("v4", "v2") if re.search(rf"ld\.global[\w.:]*\.{v}\.", ptx)), "scalar")
     pattern = r"cp\.async\.c[ag]\.shared\.global(?:\.L2::\w+)? \[[^]]+\], \[[^]]+\], (0x[0-9a-f]+|\d+)"
     cp = sorted(set(re.findall(pattern, ptx)))
     if cp:

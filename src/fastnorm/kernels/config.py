@@ -51,6 +51,11 @@ class NormConfig(NamedTuple):
     early_loads: bool = False  # split rows: a program issues the next row's loads before it waits for this row's
     #                            partials and publishes the next row's partial after (the loads' latency runs during
     #                            the wait); else it publishes it before the wait (the others get a round of slack)
+    evict: bool = False  # forward, chunked rows: the first pass's loads of x ask L2 to keep it (evict_last), the
+    #                      second pass's re-read releases it (evict_first), as torch.compile's reductions do
+    unroll: int = 1  # forward, chunked rows: both chunk loops unrolled by this factor, so that a thread has the loads
+    #                  of that many chunks in flight at once (torch.compile's loops, of a constant trip count, unroll
+    #                  fully)
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -90,10 +95,10 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 
 #: Measured winners for 16-bit inputs on an H200 (benchmarks/NOTES.md, LayerNorm/RMSNorm section), by
 #: (direction, is_rms, ``norm_tuned_key(N)``): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
-#: (0 = one program per tile)[, w_in_loop]). A whole-row (not chunked) entry whose block_n is below N holds rows as
-#: two pieces, block_n + next_pow2(N - block_n) columns. float32 has its own table (NORM_TUNED_FP32); float64, and N
-#: without an entry, use the rules below.
-NormEntry = tuple[int, int, bool, int, int, int] | tuple[int, int, bool, int, int, int, bool]
+#: (0 = one program per tile)[, w_in_loop][, {other NormConfig fields}]). A whole-row (not chunked) entry whose block_n
+#: is below N holds rows as two pieces, block_n + next_pow2(N - block_n) columns. float32 has its own table
+#: (NORM_TUNED_FP32); float64, and N without an entry, use the rules below.
+NormEntry = tuple
 NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 128): (16, 128, False, 2, 1, 0),  # 47.4% of copy
     ("bwd", False, 128): (64, 128, False, 16, 1, 1),  # 32.5% (session 7: 17-20, host-bound, no winner twice)
@@ -292,10 +297,11 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) 
     hit = _tuned_entry(tables[0], (kind, is_rms), n)
     if hit is None:
         return None
-    block_m, block_n, chunked, warps, stages, per_sm, *w_in_loop = hit
+    block_m, block_n, chunked, warps, stages, per_sm, *rest = hit
+    extra = rest.pop() if rest and isinstance(rest[-1], dict) else {}
     block_n2 = _next_pow2(n - block_n) if not chunked and block_n < n else 0
     return NormConfig(block_m, block_n, chunked, warps, stages, per_sm * multiprocessor_count(device),
-                      *(w_in_loop or [False]), block_n2)
+                      *(rest or [False]), block_n2, **extra)
 
 
 @functools.cache

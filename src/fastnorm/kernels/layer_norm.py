@@ -65,11 +65,13 @@ from .config import (
 
 @triton.jit
 def _load_sum(X, RES, RES_OUT, offs_x, offs_r, offs_ro, mask, HAS_RES: tl.constexpr,
-              STORE_RES_OUT: tl.constexpr, ACC: tl.constexpr):
-    """The normalized input ``s``: ``x``, or ``x + r`` rounded to residual_out's dtype (then stored)."""
-    x = tl.load(X + offs_x, mask=mask, other=0.0).to(ACC)
+              STORE_RES_OUT: tl.constexpr, ACC: tl.constexpr, POLICY: tl.constexpr):
+    """The normalized input ``s``: ``x``, or ``x + r`` rounded to residual_out's dtype (then stored); ``POLICY``:
+    the loads' L2 eviction policy ("" for the default)."""
+    x = tl.load(X + offs_x, mask=mask, other=0.0, eviction_policy=POLICY).to(ACC)
     if HAS_RES:
-        s = (x + tl.load(RES + offs_r, mask=mask, other=0.0).to(ACC)).to(RES_OUT.dtype.element_ty)
+        s = (x + tl.load(RES + offs_r, mask=mask, other=0.0, eviction_policy=POLICY).to(ACC)).to(
+            RES_OUT.dtype.element_ty)
         if STORE_RES_OUT:
             tl.store(RES_OUT + offs_ro, s, mask=mask)
         x = s.to(ACC)
@@ -106,13 +108,13 @@ def _fwd_tile(
     rro = rows64 * stride_ro
     mask = row_mask[:, None] & col_mask[None, :]
     s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
-                  rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC)
+                  rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC, "")
     if TWO:
         cols2 = BLOCK_N + tl.arange(0, BLOCK_N2)
         col_mask2 = cols2 < N
         mask2 = row_mask[:, None] & col_mask2[None, :]
         s2 = _load_sum(X, RES, RES_OUT, rx[:, None] + cols2[None, :], rr[:, None] + cols2[None, :],
-                       rro[:, None] + cols2[None, :], mask2, HAS_RES, HAS_RES, ACC)
+                       rro[:, None] + cols2[None, :], mask2, HAS_RES, HAS_RES, ACC, "")
     PAD: tl.constexpr = not EVEN_N and not TWO  # the one tile has padding columns (kept out of the sums)
     if IS_RMS:
         xc = s
@@ -123,7 +125,7 @@ def _fwd_tile(
         var = sq / N
     else:
         # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
-        k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
+        k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC, "")
         d = s - k[:, None]
         if PAD:
             d = tl.where(mask, d, 0.0)
@@ -178,7 +180,7 @@ def _norm_fwd_kernel(
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, PERSISTENT: tl.constexpr,
     HOIST: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
+    NUM_STAGES: tl.constexpr, UNROLL: tl.constexpr, KEEP_POLICY: tl.constexpr, RELEASE_POLICY: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     eps = tl.cast(eps, ACC)
@@ -223,14 +225,14 @@ def _norm_fwd_kernel(
             if IS_RMS:
                 sq = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             else:
-                k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC)
+                k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC, "")
                 mean_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
                 m2_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
-            for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
+            for c in tl.range(0, num_chunks, num_stages=NUM_STAGES, loop_unroll_factor=UNROLL):
                 ccols = c * BLOCK_N + cols
                 mask = row_mask[:, None] & (ccols < N)[None, :]
                 s = _load_sum(X, RES, RES_OUT, rx[:, None] + ccols[None, :], rr[:, None] + ccols[None, :],
-                              rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC)
+                              rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC, KEEP_POLICY)
                 if IS_RMS:
                     sq += s * s
                 else:
@@ -255,22 +257,26 @@ def _norm_fwd_kernel(
             # The barrier makes every thread's residual_out stores visible to the threads re-reading them.
             if HAS_RES:
                 tl.debug_barrier()
-            for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
+            for c in tl.range(0, num_chunks, num_stages=NUM_STAGES, loop_unroll_factor=UNROLL):
                 ccols = c * BLOCK_N + cols
                 col_mask = ccols < N
                 mask = row_mask[:, None] & col_mask[None, :]
                 if HAS_RES:
-                    s = tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                    s = tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0,
+                                eviction_policy=RELEASE_POLICY).to(ACC)
                 else:
-                    s = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0).to(ACC)
+                    s = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0,
+                                eviction_policy=RELEASE_POLICY).to(ACC)
                 if IS_RMS:
                     y = s * rstd[:, None]
                 else:
                     y = ((s - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
-                    y = y * (tl.load(W + ccols[None, :], mask=col_mask[None, :], other=0.0).to(ACC) + weight_offset)
+                    y = y * (tl.load(W + ccols[None, :], mask=col_mask[None, :], other=0.0,
+                                     eviction_policy=KEEP_POLICY).to(ACC) + weight_offset)
                 if HAS_B:
-                    y = y + tl.load(B + ccols[None, :], mask=col_mask[None, :], other=0.0).to(ACC)
+                    y = y + tl.load(B + ccols[None, :], mask=col_mask[None, :], other=0.0,
+                                    eviction_policy=KEEP_POLICY).to(ACC)
                 tl.store(Y + ry[:, None] + ccols[None, :], y, mask=mask)
             if STORE_STATS:  # as [BLOCK_M, 1] tiles: the tile's own layout, no shuffle through shared memory
                 if not IS_RMS:
@@ -985,6 +991,8 @@ def norm_fwd(
         "HOIST": norm_fwd_holds_params(cfg),
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
+        "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if cfg.evict else "",
+        "RELEASE_POLICY": "evict_first" if cfg.evict else "",
     }, cfg.num_warps, cfg.num_stages, traceable)
     return y, res_out, mean, rstd
 

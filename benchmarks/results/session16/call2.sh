@@ -1,0 +1,5 @@
+export PYTHONPATH=src PYTHONUNBUFFERED=1
+R=benchmarks/scripts
+python $R/norm_configs_ab.py --looped --ns 1024,2048,4096,8192,16384,32768,65536 --rms-ns 4096,8192,16384,32768,65536 --deadline 150 > $OUT/looped_bf16.log 2>&1; grep "==\|current" $OUT/looped_bf16.log
+python $R/norm_configs_ab.py --looped --dtype float32 --ns 1024,2048,4096,8192,16384,32768,65536 --rms-ns 1024,2048,4096,8192,16384,65536 --deadline 150 > $OUT/looped_fp32.log 2>&1; grep "==\|current" $OUT/looped_fp32.log
+BN_VARIANT_CASES="fp32 NCHW (256, 1024, 14, 14);fp32 NCHW (256, 256, 28, 28);fp32 CL (256, 64, 56, 56);fp32 NCHW (256, 64, 56, 56);bf16 NCHW (256, 1024, 14, 14);bf16 CL (256, 64, 56, 56)" timeout 200 python $R/bn_ab.py --graph --ops eval_fwd --rounds 1 --timeout 90 src 'src@BN_STREAM_LARGE=(33554432,1024)' 'src@BN_STREAM_LARGE=(33554432,1024);BN_TILE={"fwd":2048,"bwd":2048,"sums":4096}' 'src@BN_STREAM_LARGE=(33554432,1024);BN_TILE={"fwd":1024,"bwd":2048,"sums":4096}' 2>&1 | tee $OUT/bn_eval_onetile.log | tail -12
