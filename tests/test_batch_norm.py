@@ -656,6 +656,44 @@ def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
     assert dx.cb * dx.bs == 64 and dx.split > 1, dx
 
 
+def test_apply32_plan_tiles():
+    """The one-pass forward over large NCHW tensors of 4-byte x (division layout) takes items of one
+    BN_APPLY32_TILE tile; bfloat16, channels-last, the row layout and smaller tensors keep BN_TILE["fwd"] tiles."""
+    for flat, c, v, size, lanes in ((False, 64, 256 * 3136, 4, 0), (False, 1024, 256 * 196, 4, 0),
+                                    (False, 3, 64 * 50176, 4, 0), (False, 1024, 256 * 196, 2, 0),
+                                    (True, 64, 256 * 3136, 4, 0), (False, 2048, 512 * 64, 4, 64),
+                                    (False, 256, 8 * 784, 4, 0)):
+        plan = config.batch_norm_plan(flat, c, v, size, "stream", "fwd", 132, lanes)
+        one_tile = not flat and not lanes and size == 4 and c * v >= config.BN_STREAM_LARGE[0]
+        assert plan.split * plan.vpi >= v > (plan.split - 1) * plan.vpi
+        if one_tile:
+            assert plan.cb * plan.bs == config.BN_APPLY32_TILE and plan.vpi == plan.bs, (c, v, plan)
+        else:
+            assert plan.cb * max(plan.bs, lanes) >= config.BN_TILE["fwd"] or c * v < config.BN_TILE["fwd"], (c, v, plan)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_apply32_one_tile_items(monkeypatch, training, device):
+    """Evaluation and the two-launch training forward's apply pass with items of one BN_APPLY32_TILE tile (the
+    large-tensor rule, its threshold lowered) against the reference."""
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "BN_STREAM_LARGE", (64, 64))
+    monkeypatch.setattr(config, "BN_APPLY32_TILE", 32)
+    plans = []
+    real_plan = K._plan
+
+    def recorded(xv, reread, kind, direction):
+        plans.append((kind, direction, real_plan(xv, reread, kind, direction)))
+        return plans[-1][2]
+
+    monkeypatch.setattr(K, "_plan", recorded)
+    x, w, b, rm, rv = _make((3, 12, 9, 10), False, torch.float32, device)  # S = 90: the division layout
+    _check_bn(x, w, b, rm, rv, training=training)
+    apply = [p for kind, direction, p in plans if (kind, direction) == ("stream", "fwd")]
+    assert apply and all(p.cb * p.bs == 32 and p.vpi == p.bs and p.split > 1 for p in apply), apply
+
+
 # ------------------------------------------------------------------------------ the single-read training forward
 
 

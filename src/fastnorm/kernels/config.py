@@ -496,6 +496,14 @@ BN_STREAM_LARGE = (1 << 25, 32)
 #: the other large shapes within -0.6..+0.5. Not the frozen dx-only pass (same kernel, dy alone read), where bf16 CL
 #: 56² and 8×256×128² lost 1.5-1.7 points; nor smaller tensors, whose one-launch backward lost up to 7 points.
 BN_DX_LARGE_TILE = 4096
+#: The one-pass forward (evaluation, the training forward's apply pass) over NCHW tensors of 4-byte x and
+#: BN_STREAM_LARGE[0] elements or more, in the division layout: items of one tile of this many elements (one program
+#: per tile, as torch.compile's pointwise kernels), instead of BN_STREAM_LARGE's 32 items per SM of 4096-element
+#: tiles looped with prefetch. Measured on the H200 (NOTES.md, session 16; float32 evaluation, CUDA-graph replays, %
+#: of copy, two runs): NCHW 28² 90.9 / 91.0 -> 93.8 / 93.8, 14² 87.8 / 88.2 -> 90.5 / 90.1, 56² 92.8 / 93.0 -> 94.9 /
+#: 94.8, 8×256×128² 88.3 -> 89.6. Not channels-last (CL 56² -0.8) nor bfloat16 (NCHW 14² one 4096-element tile per
+#: item: 82.9 -> 72.5).
+BN_APPLY32_TILE = 2048
 BN_WARPS = 8
 #: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
 #: as one wave of at most this many items per multiprocessor, each as large as that allows: its programs (8 warps,
@@ -583,7 +591,8 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     """Plan for ``c`` channels of ``v`` inner indices each on a device of ``sms`` multiprocessors.
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``:
-    bytes per element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused" (training, two item
+    bytes per element that the fused kernels read twice (x, or x + dy (+ y); the one-pass forward passes x's element
+    size, for BN_APPLY32_TILE's rule); ``kind``: "fused" (training, two item
     kinds), "stream" (one pass), "sums" (the backward's sums pass) or "dx" (the training backward's dx pass:
     "stream" with BN_DX_LARGE_TILE over large tensors); ``direction``: "fwd" or "bwd". Items shrink (down to one
     tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for one-pass kinds over
@@ -591,8 +600,9 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     pass instead cut at most BN_STATS_WAVE (BN_SUMS_WAVE) items per multiprocessor, as large as that allows (channel
     blocks grow in NCHW when there are more channels than that). NCHW channel blocks aim at no fewer than
     BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it divides
-    the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row layout's
-    lanes per image (tiles hold whole rows), or 0.
+    the channel count), within the cap of the channels' power of two and the tile. The one-pass forward over large
+    NCHW tensors of 4-byte x takes items of one BN_APPLY32_TILE tile. ``lanes``: the NCHW row layout's lanes per image
+    (tiles hold whole rows), or 0.
     """
     tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
@@ -600,6 +610,10 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         kind = "stream"
         if total >= BN_STREAM_LARGE[0]:
             tile = BN_DX_LARGE_TILE
+    one_tile = (kind == "stream" and direction == "fwd" and not flat and not lanes and reread_bytes == 4
+                and total >= BN_STREAM_LARGE[0])
+    if one_tile:
+        tile = BN_APPLY32_TILE
     one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
         per_sm = BN_SUMS_WAVE if kind == "sums" else BN_STATS_WAVE
@@ -609,6 +623,8 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         per_sm = BN_ITEMS_PER_SM[kind]
     slots = sms * per_sm
     item = max(min(tile, total), _cdiv(total, slots) if one_wave else min(BN_ITEM[kind], _cdiv(total, slots)))
+    if one_tile:
+        item = tile
     if flat:
         cb = min(_next_pow2(c), BN_CL_CB[kind])
     else:
