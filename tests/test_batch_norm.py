@@ -657,19 +657,22 @@ def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
 
 
 def test_apply32_plan_tiles():
-    """The one-pass forward over large NCHW tensors of 4-byte x (division layout) takes items of one
-    BN_APPLY32_TILE tile; bfloat16, channels-last, the row layout and smaller tensors keep BN_TILE["fwd"] tiles."""
+    """The apply launch ("apply") over large NCHW tensors of 4-byte x (division layout) takes items of one
+    BN_APPLY32_TILE tile (two where BN_MAX_SPLIT caps the items of a channel block); bfloat16, channels-last, the
+    row layout and smaller tensors keep the "stream" plan, and so does SyncBatchNorm's apply ("stream")."""
     for flat, c, v, size, lanes in ((False, 64, 256 * 3136, 4, 0), (False, 1024, 256 * 196, 4, 0),
-                                    (False, 3, 64 * 50176, 4, 0), (False, 1024, 256 * 196, 2, 0),
-                                    (True, 64, 256 * 3136, 4, 0), (False, 2048, 512 * 64, 4, 64),
-                                    (False, 256, 8 * 784, 4, 0)):
-        plan = config.batch_norm_plan(flat, c, v, size, "stream", "fwd", 132, lanes)
+                                    (False, 3, 64 * 50176, 4, 0), (False, 64, 256 * 12544, 4, 0),
+                                    (False, 1024, 256 * 196, 2, 0), (True, 64, 256 * 3136, 4, 0),
+                                    (False, 2048, 512 * 64, 4, 64), (False, 256, 8 * 784, 4, 0)):
+        plan = config.batch_norm_plan(flat, c, v, size, "apply", "fwd", 132, lanes)
+        stream = config.batch_norm_plan(flat, c, v, size, "stream", "fwd", 132, lanes)
         one_tile = not flat and not lanes and size == 4 and c * v >= config.BN_STREAM_LARGE[0]
         assert plan.split * plan.vpi >= v > (plan.split - 1) * plan.vpi
+        assert plan.vpi % plan.bs == 0 and plan.split <= config.BN_MAX_SPLIT
+        assert (plan == stream) == (not one_tile), (c, v, plan, stream)
         if one_tile:
-            assert plan.cb * plan.bs == config.BN_APPLY32_TILE and plan.vpi == plan.bs, (c, v, plan)
-        else:
-            assert plan.cb * max(plan.bs, lanes) >= config.BN_TILE["fwd"] or c * v < config.BN_TILE["fwd"], (c, v, plan)
+            assert plan.cb * plan.bs == config.BN_APPLY32_TILE, (c, v, plan)
+            assert plan.vpi == plan.bs or -(-v // plan.bs) > config.BN_MAX_SPLIT, (c, v, plan)
 
 
 @pytest.mark.parametrize("training", [False, True])
@@ -690,7 +693,7 @@ def test_apply32_one_tile_items(monkeypatch, training, device):
     monkeypatch.setattr(K, "_plan", recorded)
     x, w, b, rm, rv = _make((3, 12, 9, 10), False, torch.float32, device)  # S = 90: the division layout
     _check_bn(x, w, b, rm, rv, training=training)
-    apply = [p for kind, direction, p in plans if (kind, direction) == ("stream", "fwd")]
+    apply = [p for kind, direction, p in plans if (kind, direction) == ("apply", "fwd")]
     assert apply and all(p.cb * p.bs == 32 and p.vpi == p.bs and p.split > 1 for p in apply), apply
 
 

@@ -193,6 +193,22 @@ def test_looped_forward(device, is_rms, m, n, cfg):
     _check_config(device, is_rms, m, n, None, fwd_cfg=cfg)
 
 
+def test_looped_forward_hints(monkeypatch):
+    """``evict``'s L2 hints serve the second pass's re-read of x: with a residual that pass re-reads residual_out and
+    the hints are off; evict and unroll are refused outside the forward's chunked rows."""
+    seen = []
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(meta))
+    cfg = C.NormConfig(1, 64, True, 2, evict=True, unroll=2)
+    x = torch.randn(3, 100)
+    K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg)
+    K.norm_fwd(x, None, None, torch.randn(3, 100), 1e-5, 0.0, True, None, True, config=cfg)
+    assert [(m["KEEP_POLICY"], m["RELEASE_POLICY"], m["UNROLL"]) for m in seen] == [
+        ("evict_last", "evict_first", 2), ("", "", 2)]
+    for bad in (cfg._replace(chunked=False), cfg._replace(evict=False, unroll=0)):
+        with pytest.raises(ValueError, match="chunked rows only"):
+            K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=bad)
+
+
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg"), [
     (5, 40, C.NormConfig(1, 32, False, 2, block_n2=8)),  # 32 + 8: both pieces full

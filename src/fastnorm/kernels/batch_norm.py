@@ -1299,7 +1299,7 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     With ``save`` returns (mean, invstd) copies in the accumulation dtype for the backward."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
+    plan = _plan(xv, xv.x.element_size(), "apply", "fwd")
     ncb = -(-c // plan.cb)
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None

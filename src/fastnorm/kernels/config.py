@@ -52,7 +52,8 @@ class NormConfig(NamedTuple):
     #                            partials and publishes the next row's partial after (the loads' latency runs during
     #                            the wait); else it publishes it before the wait (the others get a round of slack)
     evict: bool = False  # forward, chunked rows: the first pass's loads of x ask L2 to keep it (evict_last), the
-    #                      second pass's re-read releases it (evict_first), as torch.compile's reductions do
+    #                      second pass's re-read releases it (evict_first), as torch.compile's reductions do; off
+    #                      with a residual (the second pass then re-reads residual_out, not x)
     unroll: int = 1  # forward, chunked rows: both chunk loops unrolled by this factor, so that a thread has the loads
     #                  of that many chunks in flight at once (torch.compile's loops, of a constant trip count, unroll
     #                  fully)
@@ -100,7 +101,9 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 #: (NORM_TUNED_FP32); float64, and N without an entry, use the rules below.
 NormEntry = tuple
 #: The forward's chunked rows of one program per row (torch.compile's reduction kernels, session 16): the L2 eviction
-#: hints on, the chunk loops unrolled 2, 4 or 8 times.
+#: hints on, the chunk loops unrolled 2, 4 or 8 times (rows of one chunk: not unrolled, LOOPED; measured with unroll 2
+#: or 4, which compiles to the same code there).
+LOOPED = {"evict": True}
 LOOPED_U2 = {"evict": True, "unroll": 2}
 LOOPED_U4 = {"evict": True, "unroll": 4}
 LOOPED_U8 = {"evict": True, "unroll": 8}
@@ -145,7 +148,7 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 2048): (2, 2048, False, 8, 3, 2),  # 84.9% of copy
     ("bwd", True, 3072): (1, 2048, False, 4, 3, 4),  # 2048 + 1024: 90.5% (session 9; 4096 tiles: 83.0)
     ("fwd", True, 3072): (1, 4096, False, 8, 1, 0),  # the 4096 entry before session 13 (not 4096's 4-row tiles)
-    ("fwd", True, 4096): (1, 4096, True, 8, 1, 0, LOOPED_U2),  # 98.9% (session 16; 4-row tiles: 96.5)
+    ("fwd", True, 4096): (1, 4096, True, 8, 1, 0, LOOPED),  # 98.9% (session 16; 4-row tiles: 96.5)
     ("bwd", True, 4096): (2, 4096, False, 16, 3, 1),  # 93.7% of copy
     ("bwd", True, 6144): (2, 4096, False, 16, 3, 1, True),  # 4096 + 1024 at 5120: 95.6% (session 9; 8192 tiles: 80.2)
     ("fwd", True, 8192): (1, 2048, True, 8, 1, 0, LOOPED_U4),  # 99.4% (session 16; whole row: 96.9)
@@ -175,7 +178,7 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", False, 1024): (1, 1024, False, 2, 3, 4),  # 92.5% (89.1)
     ("fwd", False, 1536): (2, 2048, False, 8, 1, 0),  # 95.5% (94.1)
     ("bwd", False, 1536): (4, 2048, False, 16, 3, 1),  # 94.3% (84.0)
-    ("fwd", False, 2048): (1, 2048, True, 4, 1, 0, LOOPED_U4),  # 97.9% (session 16; 2-row tiles: 95.0)
+    ("fwd", False, 2048): (1, 2048, True, 4, 1, 0, LOOPED),  # 97.9% (session 16; 2-row tiles: 95.0)
     ("bwd", False, 2048): (2, 2048, False, 8, 3, 1),  # 96.4% (94.6)
     ("fwd", False, 3072): (1, 4096, False, 8, 1, 0),  # 97.4% (96.5; without it, 4096's entry: 88.4 in the suite)
     ("bwd", False, 3072): (2, 4096, False, 32, 3, 1),  # 97.5% (89.9)
@@ -198,7 +201,7 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 1024): (4, 1024, False, 8, 3, 1),  # 93.3% (91.7)
     ("fwd", True, 1536): (1, 1024, False, 2, 1, 0),  # 1024 + 512: 96.0% (94.8)
     ("bwd", True, 1536): (1, 2048, False, 8, 1, 4),  # 95.2% (88.8)
-    ("fwd", True, 2048): (1, 2048, True, 8, 1, 0, LOOPED_U4),  # 98.6% (session 16; 8-row tiles: 95.7)
+    ("fwd", True, 2048): (1, 2048, True, 8, 1, 0, LOOPED),  # 98.6% (session 16; 8-row tiles: 95.7)
     ("bwd", True, 2048): (2, 2048, False, 16, 3, 1),  # 97.0% (95.7)
     ("fwd", True, 3072): (2, 2048, False, 16, 1, 0),  # 2048 + 1024: 97.8% (96.6)
     ("bwd", True, 3072): (2, 4096, False, 32, 3, 1),  # 96.8% (92.2)
@@ -497,13 +500,14 @@ BN_STREAM_LARGE = (1 << 25, 32)
 #: the other large shapes within -0.6..+0.5. Not the frozen dx-only pass (same kernel, dy alone read), where bf16 CL
 #: 56² and 8×256×128² lost 1.5-1.7 points; nor smaller tensors, whose one-launch backward lost up to 7 points.
 BN_DX_LARGE_TILE = 4096
-#: The one-pass forward (evaluation, the training forward's apply pass) over NCHW tensors of 4-byte x and
-#: BN_STREAM_LARGE[0] elements or more, in the division layout: items of one tile of this many elements (one program
-#: per tile, as torch.compile's pointwise kernels), instead of BN_STREAM_LARGE's 32 items per SM of 4096-element
-#: tiles looped with prefetch. Measured on the H200 (NOTES.md, session 16; float32 evaluation, CUDA-graph replays, %
-#: of copy, two runs): NCHW 28² 90.9 / 91.0 -> 93.8 / 93.8, 14² 87.8 / 88.2 -> 90.5 / 90.1, 56² 92.8 / 93.0 -> 94.9 /
-#: 94.8, 8×256×128² 88.3 -> 89.6. Not channels-last (CL 56² -0.8) nor bfloat16 (NCHW 14² one 4096-element tile per
-#: item: 82.9 -> 72.5).
+#: The one-pass forward's apply launch (kind "apply": evaluation, the training forward's second launch; not
+#: SyncBatchNorm's, whose programs each take part in the exchange) over NCHW tensors of 4-byte x and BN_STREAM_LARGE[0]
+#: elements or more, in the division layout: items of one tile of this many elements (one program per tile, as
+#: torch.compile's pointwise kernels; more where BN_MAX_SPLIT caps a channel block's items), instead of
+#: BN_STREAM_LARGE's 32 items per SM of 4096-element tiles looped with prefetch. Measured on the H200 (NOTES.md,
+#: session 16; float32 evaluation, CUDA-graph replays, % of copy, two runs): NCHW 28² 90.9 / 91.0 -> 93.8 / 93.8, 14²
+#: 87.8 / 88.2 -> 90.5 / 90.1, 56² 92.8 / 93.0 -> 94.9 / 94.8, 8×256×128² 88.3 -> 89.6. Not channels-last (CL 56²
+#: -0.8) nor bfloat16 (NCHW 14² one 4096-element tile per item: 82.9 -> 72.5).
 BN_APPLY32_TILE = 2048
 BN_WARPS = 8
 #: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
@@ -591,19 +595,19 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
                     sms: int = 4, lanes: int = 0) -> BatchNormPlan:
     """Plan for ``c`` channels of ``v`` inner indices each on a device of ``sms`` multiprocessors.
 
-    ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``:
-    bytes per element that the fused kernels read twice (x, or x + dy (+ y); the one-pass forward passes x's element
-    size, for BN_APPLY32_TILE's rule); ``kind``: "fused" (training, two item
-    kinds), "stream" (one pass), "sums" (the backward's sums pass) or "dx" (the training backward's dx pass:
-    "stream" with BN_DX_LARGE_TILE over large tensors); ``direction``: "fwd" or "bwd". Items shrink (down to one
-    tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for one-pass kinds over
-    large tensors), so that small tensors still fill the device; the statistics pass ("fused", "fwd") and the sums
-    pass instead cut at most BN_STATS_WAVE (BN_SUMS_WAVE) items per multiprocessor, as large as that allows (channel
-    blocks grow in NCHW when there are more channels than that). NCHW channel blocks aim at no fewer than
-    BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it divides
-    the channel count), within the cap of the channels' power of two and the tile. The one-pass forward over large
-    NCHW tensors of 4-byte x takes items of one BN_APPLY32_TILE tile. ``lanes``: the NCHW row layout's lanes per image
-    (tiles hold whole rows), or 0.
+    ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``: bytes per
+    element that the fused kernels read twice (x, or x + dy (+ y); "apply" passes x's element size); ``kind``: "fused"
+    (training, two item kinds), "stream" (one pass), "sums" (the backward's sums pass), "dx" (the training backward's dx
+    pass: "stream" with BN_DX_LARGE_TILE over large tensors) or "apply" (``batch_norm.apply``, the evaluation forward
+    and the training forward's second launch: "stream" with BN_APPLY32_TILE); ``direction``: "fwd" or "bwd". Items
+    shrink (down to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for
+    one-pass kinds over large tensors), so that small tensors still fill the device; the statistics pass ("fused",
+    "fwd") and the sums pass instead cut at most BN_STATS_WAVE (BN_SUMS_WAVE) items per multiprocessor, as large as that
+    allows (channel blocks grow in NCHW when there are more channels than that). NCHW channel blocks aim at no fewer
+    than BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it
+    divides the channel count), within the cap of the channels' power of two and the tile. "apply" over large NCHW
+    tensors of 4-byte x takes items of one BN_APPLY32_TILE tile (more where BN_MAX_SPLIT caps a channel block's items).
+    ``lanes``: the NCHW row layout's lanes per image (tiles hold whole rows), or 0.
     """
     tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
@@ -611,10 +615,12 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         kind = "stream"
         if total >= BN_STREAM_LARGE[0]:
             tile = BN_DX_LARGE_TILE
-    one_tile = (kind == "stream" and direction == "fwd" and not flat and not lanes and reread_bytes == 4
-                and total >= BN_STREAM_LARGE[0])
-    if one_tile:
-        tile = BN_APPLY32_TILE
+    one_tile = False
+    if kind == "apply":  # a one-pass kind, with one-tile items over large float32 NCHW tensors
+        kind = "stream"
+        one_tile = not flat and not lanes and reread_bytes == 4 and total >= BN_STREAM_LARGE[0]
+        if one_tile:
+            tile = BN_APPLY32_TILE
     one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
         per_sm = BN_SUMS_WAVE if kind == "sums" else BN_STATS_WAVE

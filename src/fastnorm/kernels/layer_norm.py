@@ -839,6 +839,8 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
     ``programs`` pieces, n > 2."""
     if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
+    if (cfg.evict or cfg.unroll != 1) and (backward or not cfg.chunked or cfg.unroll < 1):
+        raise ValueError(f"config {cfg}: evict and unroll (>= 1) apply to the forward's chunked rows only")
     if not cfg.split:
         return
     if not backward:
@@ -979,6 +981,7 @@ def norm_fwd(
             mean = torch.empty((m,), dtype=stat_dtype, device=dev)
     num_blocks = -(-m // cfg.block_m)
     grid = (_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
+    evict = cfg.evict and res2d is None  # the hints serve x's re-read; with a residual pass 2 re-reads residual_out
     _fwd(grid, (
         x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
@@ -991,8 +994,8 @@ def norm_fwd(
         "HOIST": norm_fwd_holds_params(cfg),
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
-        "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if cfg.evict else "",
-        "RELEASE_POLICY": "evict_first" if cfg.evict else "",
+        "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if evict else "",
+        "RELEASE_POLICY": "evict_first" if evict else "",
     }, cfg.num_warps, cfg.num_stages, traceable)
     return y, res_out, mean, rstd
 
