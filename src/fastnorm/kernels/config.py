@@ -30,7 +30,8 @@ def device_index(t: torch.Tensor) -> int | None:
 # Rows of N elements. Three strategies by N (OneFlow's split, in Triton terms):
 #   small N:  a tile of BLOCK_M rows per program, whole rows in registers;
 #   medium N: one row (or a few) per program, whole row in registers, more warps as N grows;
-#   large N:  rows walked in chunks of BLOCK_N (Chan-merged statistics, a second pass re-reads from L2); the
+#   large N:  rows walked in chunks of BLOCK_N (Chan-merged statistics, a second pass re-reads from L2; the measured
+#             tables also walk some medium rows so, one program per row, the chunk loop unrolled); the
 #             backward's rows split across programs of BLOCK_N columns that exchange their row sums (one read; a
 #             cooperative launch) where measured faster, unless that cannot run (torch.compile's traced launches,
 #             a device refusing every grid that holds a row's pieces).
