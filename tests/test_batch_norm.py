@@ -621,6 +621,19 @@ def test_dx_plan_tiles():
         assert dx.split * dx.vpi >= v > (dx.split - 1) * dx.vpi
 
 
+def _record_plans(monkeypatch) -> list:
+    """Every plan the kernels take from here on, as (kind, direction, plan), in launch order."""
+    plans = []
+    real_plan = K._plan
+
+    def recorded(xv, reread, kind, direction):
+        plans.append((kind, direction, real_plan(xv, reread, kind, direction)))
+        return plans[-1][2]
+
+    monkeypatch.setattr(K, "_plan", recorded)
+    return plans
+
+
 @pytest.mark.parametrize("shape,cl,row_lanes", [
     ((5, 40, 3, 7), False, 2048),  # NCHW row layout (21 of 32 lanes real)
     ((4, 40, 3, 7), False, 4),  # NCHW with a division per element
@@ -639,18 +652,11 @@ def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
     monkeypatch.setattr(config, "BN_MSUB", 2)
     monkeypatch.setattr(config, "BN_STREAM_LARGE", (64, 64))
     monkeypatch.setattr(config, "BN_DX_LARGE_TILE", 64)
-    plans = []
-    real_plan = K._plan
-
-    def recorded(xv, reread, kind, direction):
-        plans.append((kind, real_plan(xv, reread, kind, direction)))
-        return plans[-1][1]
-
-    monkeypatch.setattr(K, "_plan", recorded)
+    plans = _record_plans(monkeypatch)
     x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
     z = torch.randn_like(x, requires_grad=True)
     _check_bn(x, w, b, rm, rv, training=True, activation="relu", z=z)
-    launched = dict(plans)
+    launched = {kind: plan for kind, _, plan in plans}
     sums, dx = launched["sums"], launched["dx"]
     assert sums.groups > 1 and sums.nsub > 1, sums
     assert dx.cb * dx.bs == 64 and dx.split > 1, dx
@@ -683,14 +689,7 @@ def test_apply32_one_tile_items(monkeypatch, training, device):
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     monkeypatch.setattr(config, "BN_STREAM_LARGE", (64, 64))
     monkeypatch.setattr(config, "BN_APPLY32_TILE", 32)
-    plans = []
-    real_plan = K._plan
-
-    def recorded(xv, reread, kind, direction):
-        plans.append((kind, direction, real_plan(xv, reread, kind, direction)))
-        return plans[-1][2]
-
-    monkeypatch.setattr(K, "_plan", recorded)
+    plans = _record_plans(monkeypatch)
     x, w, b, rm, rv = _make((3, 12, 9, 10), False, torch.float32, device)  # S = 90: the division layout
     _check_bn(x, w, b, rm, rv, training=training)
     apply = [p for kind, direction, p in plans if (kind, direction) == ("apply", "fwd")]

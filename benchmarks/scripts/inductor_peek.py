@@ -72,11 +72,8 @@ def autotuned_configs(seen: set) -> list[str]:
     """The config each loaded Inductor kernel's autotuner settled on (kernels not in ``seen``, which is updated)."""
     from torch._inductor.codecache import PyCodeCache
 
-    modules = getattr(PyCodeCache, "modules", None) or list(getattr(PyCodeCache, "modules_no_attr", {}).values())
-    if isinstance(modules, dict):
-        modules = list(modules.values())
     lines = []
-    for mod in modules:
+    for mod in PyCodeCache.modules:  # the loaded output-code modules (a list in torch 2.11-2.13)
         for name in dir(mod):
             obj = getattr(mod, name)
             launchers = getattr(obj, "launchers", None)
@@ -86,8 +83,7 @@ def autotuned_configs(seen: set) -> list[str]:
             for launcher in launchers:
                 cfg = getattr(launcher, "config", None)
                 if cfg is not None:
-                    lines.append(f"  {name}: {cfg.kwargs} warps={cfg.num_warps} stages={cfg.num_stages} "
-                                 f"(of {len(getattr(obj, 'configs', []) or [])} configs)")
+                    lines.append(f"  {name}: {cfg.kwargs} warps={cfg.num_warps} stages={cfg.num_stages}")
     return lines
 
 
