@@ -9,7 +9,8 @@ For each N: the current config, then every variant of each section asked for —
 backward's split rows (``tune_norms.split_variants``), any of them together; with none of them the backward's
 whole-row variants of :func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``); ``--two-piece`` only the
 rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with ``--fwd``); ``--looped`` only
-the forward's chunked rows of one program per row (``tune_norms.looped_variants``); ``--current`` none
+the forward's chunked rows of one program per row (``tune_norms.looped_variants``, or the subset ``--looped-grid``
+names); ``--current`` none
 (the current configs alone, to compare source trees run after run). Each variant's outputs are checked against the
 current config's (x, dy and the weight in ``--dtype``, default bf16; x of shape (rows, N)), then all are timed with
 ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of
@@ -80,6 +81,8 @@ def main() -> None:
     ap.add_argument("--deadline", type=float, default=1e9, help="seconds after which no new N is started")
     ap.add_argument("--looped", action="store_true",
                     help="tune_norms.looped_variants only (the forward's chunked rows, one program per row)")
+    ap.add_argument("--looped-grid", default="",
+                    help="with --looped, a subset: chunks/warps/unrolls/evicts, e.g. 2048,4096/8,16/2,4,8/1")
     ap.add_argument("--current", action="store_true",
                     help="the current configs alone (to compare source trees: run once per tree)")
     ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"),
@@ -96,7 +99,12 @@ def main() -> None:
     if args.current:
         sections = [("fwd" if args.fwd else "bwd", lambda n, sms, r: [])]
     elif args.looped:
-        sections = [("fwd", lambda n, sms, r: T.looped_variants(n))]
+        grid = {}
+        if args.looped_grid:
+            parts = [tuple(int(v) for v in p.split(",")) for p in args.looped_grid.split("/")]
+            grid = dict(zip(("chunks", "warps", "unrolls", "evicts"), parts, strict=False))
+            grid["evicts"] = tuple(bool(v) for v in grid.get("evicts", (0, 1)))
+        sections = [("fwd", lambda n, sms, r: T.looped_variants(n, **grid))]
     elif args.two_piece:
         kind = "fwd" if args.fwd else "bwd"
         sections = [(kind, lambda n, sms, r: T.two_piece_variants(kind, n, sms))]

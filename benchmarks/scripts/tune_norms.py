@@ -76,18 +76,19 @@ def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list
     return list(dict.fromkeys(out))
 
 
-def looped_variants(n: int) -> list[C.NormConfig]:
+def looped_variants(n: int, chunks=(1024, 2048, 4096, 8192), warps=(4, 8, 16), unrolls=(2, 4, 8),
+                    evicts=(False, True)) -> list[C.NormConfig]:
     """The forward's rows walked in chunks by one program per row (torch.compile's reduction kernels): chunks of
     1024 to 8192 columns, 2 to 16 elements per thread, the chunk loops unrolled 2, 4 or 8 times (the loads of that
-    many chunks in flight), the L2 eviction hints on or off."""
+    many chunks in flight), the L2 eviction hints on or off (or the subsets given)."""
     out = []
-    for chunk in (1024, 2048, 4096, 8192):
+    for chunk in chunks:
         if chunk > max(1024, triton_next_pow2(n)):
             continue
-        for w in (4, 8, 16):
+        for w in warps:
             if 2 <= chunk // (32 * w) <= 16:
-                for unroll in (2, 4, 8):
-                    for evict in (False, True):
+                for unroll in unrolls:
+                    for evict in evicts:
                         out.append(C.NormConfig(1, chunk, True, w, evict=evict, unroll=unroll))
     return out
 
