@@ -172,6 +172,7 @@ def _check_config(device, is_rms, m, n, cfg, fwd_cfg="same"):
     (3, 300, C.NormConfig(2, 64, True, 4, programs=2)),
     (5, 520, C.NormConfig(1, 128, True, 4, programs=3)),
     (4, 65, C.NormConfig(4, 64, True, 4, programs=1)),
+    (3, 256, C.NormConfig(2, 64, True, 4, programs=2)),  # chunks tile N (LN folds the column mask), a partial row tile
 ])
 def test_chunked_path_small(device, is_rms, m, n, cfg):
     """The chunked strategy (Chan merge, partial rows in memory, fused residual re-read from residual_out)
