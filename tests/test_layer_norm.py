@@ -228,6 +228,35 @@ def test_two_piece_rows(device, is_rms, m, n, cfg):
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
+    (5, 64, C.NormConfig(1, 64, False, 2, 3, 2)),  # one-row tiles, N fills the tile, the shift read as a pair
+    (7, 128, C.NormConfig(2, 128, False, 2, 3, 3)),  # two-row tiles, the last one partial
+    (5, 48, C.NormConfig(1, 64, False, 2, 3, 2)),  # columns masked, rows 16-element aligned: the pair
+    (4, 40, C.NormConfig(1, 64, False, 2, 3, 2)),  # rows not 16-element aligned: the lone load
+])
+def test_prefetched_backward_small(device, is_rms, m, n, cfg):
+    """The whole-row backward whose loop prefetches: its masks as constants (all columns where N fills the tile,
+    all rows of one-row tiles) and LayerNorm's row shift read as the pair x[row, 0:2]; on small rows by overriding
+    the config."""
+    _check_config(device, is_rms, m, n, cfg)
+
+
+def test_prefetched_backward_flags(monkeypatch):
+    """EVEN_N and K_PAIR are taken by whole rows whose loop prefetches (num_stages > 1), K_PAIR by LayerNorm rows
+    of N >= 2 that are 16-element aligned."""
+    seen = []
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest: seen.append((meta["EVEN_N"], meta["K_PAIR"])))
+    monkeypatch.setattr(K, "_sum_partials", lambda *a: None)
+    for n, is_rms, stages, width in ((64, False, 3, 64), (64, True, 3, 64), (64, False, 1, 64), (48, False, 3, 64),
+                                     (40, False, 3, 64)):
+        x = torch.randn(3, n)
+        cfg = C.NormConfig(1, width, False, 2, stages, 2)
+        K.norm_bwd(x, x, None, False, None if is_rms else torch.zeros(3), torch.ones(3), None, x.dtype, None, 1e-5,
+                   0.0, is_rms, config=cfg)
+    assert seen == [(True, True), (True, False), (False, False), (False, True), (False, False)]
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg", "affine"), [
     (3, 300, C.NormConfig(2, 512, False, 4, 1, 2, True), True),
     (7, 129, C.NormConfig(1, 256, False, 2, 3, 3, True), True),
