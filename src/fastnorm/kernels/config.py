@@ -117,20 +117,21 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", False, 512): (4, 512, False, 4, 1, 4),  # 59.5 / 59.2% (session 7; was 16×512 w16 1/SM: 49.0)
     ("fwd", False, 768): (2, 512, False, 1, 1, 0),  # 512 + 256: 81.0%, N = 700: 65.5 (session 9; 1024 tiles 77.6, 45.7)
     ("fwd", False, 1024): (4, 1024, False, 4, 1, 0),  # 85.2% of copy
-    ("bwd", False, 1024): (2, 1024, False, 4, 1, 4),  # 72.0 / 71.4% (session 7; was 8×1024 w16 1/SM: 55.7)
+    ("bwd", False, 1024): (2, 1024, False, 4, 3, 4),  # 84.7% (session 17, the shift read as a pair; 1 stage: 73.1)
     ("fwd", False, 1536): (2, 1024, False, 2, 1, 0),  # 1024 + 512: 90.3% (session 9; 2048 tiles: 83.9)
     ("fwd", False, 2048): (1, 2048, False, 2, 1, 0),  # 91.9% of copy
     ("bwd", False, 2048): (1, 2048, False, 4, 3, 4),  # 77.4 / 77.7% (session 7; was 2×2048 w8 2/SM: 72.4)
     ("fwd", False, 3072): (1, 2048, False, 4, 1, 0),  # 2048 + 1024: 95.5 / 95.4% (session 9; 4096 tiles: 85.2)
     ("fwd", False, 6144): (1, 4096, False, 4, 1, 0),  # 4096 + 1024 at 5120: 96.2% (session 9; the 8192 tile: 72.5)
     ("fwd", False, 4096): (1, 4096, False, 4, 1, 0),  # 94.6% of copy
-    ("bwd", False, 4096): (1, 4096, False, 8, 3, 2),  # 78.5% of copy
+    ("bwd", False, 4096): (1, 4096, False, 8, 3, 2),  # 78.5% of copy; 94.5 (session 17, the shift read as a pair)
+    ("bwd", False, 6144): (1, 4096, False, 8, 3, 2, True),  # 4096 + 1024 at 5120: 80.3% (session 17; 8192's: 69.4)
     ("fwd", False, 8192): (1, 8192, False, 8, 1, 0),  # 86.9% of copy
     ("fwd", False, 12288): (1, 8192, False, 8, 1, 0),  # 8192 + 4096: 97.1% (session 9; the 16384 tile: 78.5)
     ("bwd", False, 8192): (1, 8192, False, 16, 3, 1),  # 76.2% of copy
     ("bwd", False, 12288): (1, 8192, False, 16, 1, 1, True),  # 8192 + 4096: 60.5% (session 9; the 16384 tile: 54.1)
     ("fwd", False, 16384): (1, 16384, False, 8, 1, 0),  # 92.0% (session 13, two passes; 16 warps: 91.0)
-    ("bwd", False, 16384): (1, 16384, False, 8, 1, 1, True),  # 63.8% (chunked 4×4096: 45.0), 108 B spills
+    ("bwd", False, 16384): (1, 16384, False, 16, 3, 1, True),  # 66.4% (session 17; 8 warps, 1 stage: 63.6), 16 B spills
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.7 / 77.2% (session 16; whole row w32: 75.1)
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 65536): (1, 8192, True, 8, 3, 4),  # 63.0% (session 7, 2 passes; 4096 chunks: 49.9)
