@@ -79,13 +79,13 @@ def _load_sum(X, RES, RES_OUT, offs_x, offs_r, offs_ro, mask, HAS_RES: tl.conste
 
 
 @triton.jit
-def _chunk_cols_mask(ccols, N, FOLD: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Which of a chunk's columns ``ccols`` lie in the row: with FOLD (the chunks tile N exactly) all, as a
-    constant the compiler folds away (no compare per element, no predicated loads)."""
-    if FOLD:
-        return tl.full([BLOCK_N], True, tl.int1)
+def _cols_in_row(cols, n, ALL: tl.constexpr):
+    """``cols < n``: which columns lie in the row; with ALL (known on the host: all of them) a constant, which the
+    compiler drops from the accesses (no compare per element, no predicates)."""
+    if ALL:
+        return tl.full(cols.shape, True, tl.int1)
     else:
-        return ccols < N
+        return cols < n
 
 
 @triton.jit
@@ -244,7 +244,7 @@ def _norm_fwd_kernel(
                 m2_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES, loop_unroll_factor=UNROLL):
                 ccols = c * BLOCK_N + cols
-                mask = row_mask[:, None] & _chunk_cols_mask(ccols, N, FOLD, BLOCK_N)[None, :]
+                mask = row_mask[:, None] & _cols_in_row(ccols, N, FOLD)[None, :]
                 s = _load_sum(X, RES, RES_OUT, rx[:, None] + ccols[None, :], rr[:, None] + ccols[None, :],
                               rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC, KEEP_POLICY)
                 if IS_RMS:
@@ -273,7 +273,7 @@ def _norm_fwd_kernel(
                 tl.debug_barrier()
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES, loop_unroll_factor=UNROLL):
                 ccols = c * BLOCK_N + cols
-                col_mask = _chunk_cols_mask(ccols, N, FOLD, BLOCK_N)
+                col_mask = _cols_in_row(ccols, N, FOLD)
                 mask = row_mask[:, None] & col_mask[None, :]
                 if HAS_RES:
                     s = tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0,
@@ -480,10 +480,7 @@ def _norm_bwd_kernel(
     if not CHUNKED:
         # Masks the compiler can drop as constants: all columns where N fills the one tile (EVEN_N, taken where the
         # loop prefetches: see norm_bwd), all rows of one-row tiles (below).
-        if EVEN_N:
-            col_mask = tl.full([1, BLOCK_N], True, tl.int1)
-        else:
-            col_mask = cols < (BLOCK_N if TWO else N)
+        col_mask = _cols_in_row(cols, BLOCK_N if TWO else N, EVEN_N)
         w = 0.0
         w2 = 0.0
         if TWO:
