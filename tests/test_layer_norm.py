@@ -256,6 +256,45 @@ def test_prefetched_backward_flags(monkeypatch):
     assert seen == [(True, True), (True, False), (False, False), (False, True), (False, False)]
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
+    (5, 64, C.NormConfig(1, 64, False, 2, 3, 2, True, hold_loaded=True)),  # prefetched, weight re-read, N fills
+    (7, 100, C.NormConfig(2, 64, False, 2, 1, 3, block_n2=64, hold_loaded=True)),  # two pieces, weight held
+    (4, 48, C.NormConfig(1, 64, False, 2, 3, 2, True, block_n2=0, hold_loaded=True)),  # columns masked
+    (4, 2, C.NormConfig(2, 2, False, 1, 1, 2, True, hold_loaded=True)),  # the degenerate N <= 2 branch
+])
+def test_hold_loaded_backward(device, dtype, is_rms, m, n, cfg):
+    """The whole-row backward that holds its loads across the row reductions and forms x̂ and g again after them
+    (``hold_loaded``): the gradients of the same config without it (bitwise in the interpreter; compiled, the
+    compiler may contract another product of dx into an FMA: within the dtype's tolerance), with the residual's
+    gradient, a weight offset, and without parameters; against the reference in fp32 (``_check_config``)."""
+    if dtype == torch.float32:
+        _check_config(device, is_rms, m, n, cfg, fwd_cfg=cfg._replace(hold_loaded=False))
+    x = _rand((m, n), dtype, device, n, scale=2.0, offset=3.0)
+    w = _rand((n,), dtype, device, n + 1)
+    dy = _rand((m, n), dtype, device, n + 3)
+    ds = _rand((m, n), dtype, device, n + 5)
+    for weight, offset in ((w, 0.0), (w, 1.0), (None, 0.0)):
+        _, _, mean, rstd = K.norm_fwd(x, weight, None, None, 1e-5, offset, is_rms, None, True)
+        got, held = (K.norm_bwd(dy, x, weight, not is_rms, mean, rstd, ds, x.dtype, None, 1e-5, offset, is_rms,
+                                config=c) for c in (cfg._replace(hold_loaded=False), cfg))
+        for name, a, b in zip(("dx", "dres", "dweight", "dbias"), got, held, strict=True):
+            assert (a is None) == (b is None), name
+            if a is not None and device == "cpu":
+                assert torch.equal(a, b), name
+            elif a is not None:
+                assert_close(name, b, to_np64(a), dtype, param_grad=name in ("dweight", "dbias"))
+    with pytest.raises(ValueError, match="whole rows only"):
+        K.norm_bwd(dy, x, None, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms,
+                   config=C.NormConfig(1, 64, True, 2, programs=2, hold_loaded=True))
+    with pytest.raises(ValueError, match="whole rows only"):
+        K.norm_fwd(x, None, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+    x64 = x.double()
+    with pytest.raises(ValueError, match="not float64"):
+        K.norm_bwd(x64, x64, None, False, mean, rstd, None, x64.dtype, None, 1e-5, 0.0, is_rms, config=cfg)
+
+
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg", "affine"), [
     (3, 300, C.NormConfig(2, 512, False, 4, 1, 2, True), True),

@@ -10,7 +10,8 @@ backward's split rows (``tune_norms.split_variants``), any of them together; wit
 whole-row variants of :func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``); ``--two-piece`` only the
 rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with ``--fwd``); ``--looped`` only
 the forward's chunked rows of one program per row (``tune_norms.looped_variants``, or the subset ``--looped-grid``
-names); ``--current`` none
+names); ``--configs`` only the configs it lists (Python expressions of ``NormConfig`` and ``sms``, the SM count,
+separated by ";"; the forward's with ``--fwd``); ``--current`` none
 (the current configs alone, to compare source trees run after run). Each variant's outputs are checked against the
 current config's (x, dy and the weight in ``--dtype``, default bf16; x of shape (rows, N)), then all are timed with
 ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of
@@ -83,6 +84,8 @@ def main() -> None:
                     help="tune_norms.looped_variants only (the forward's chunked rows, one program per row)")
     ap.add_argument("--looped-grid", default="",
                     help="with --looped, a subset: chunks/warps/unrolls/evicts, e.g. 2048,4096/8,16/2,4,8/1")
+    ap.add_argument("--configs", default="",
+                    help='explicit configs, e.g. "NormConfig(1, 8192, False, 16, 3, sms, True, 4096); ..."')
     ap.add_argument("--current", action="store_true",
                     help="the current configs alone (to compare source trees: run once per tree)")
     ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"),
@@ -98,6 +101,10 @@ def main() -> None:
     sections = []  # (direction, variants(n, sms, is_rms)), each measured in turn per N
     if args.current:
         sections = [("fwd" if args.fwd else "bwd", lambda n, sms, r: [])]
+    elif args.configs:
+        listed = [e for e in args.configs.split(";") if e.strip()]
+        sections = [("fwd" if args.fwd else "bwd",
+                     lambda n, sms, r: [eval(e, {"NormConfig": C.NormConfig, "sms": sms}) for e in listed])]
     elif args.looped:
         grid = {}
         if args.looped_grid:

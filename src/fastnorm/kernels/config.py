@@ -58,6 +58,9 @@ class NormConfig(NamedTuple):
     unroll: int = 1  # forward, chunked rows: both chunk loops unrolled by this factor, so that a thread has the loads
     #                  of that many chunks in flight at once (torch.compile's loops, of a constant trip count, unroll
     #                  fully)
+    hold_loaded: bool = False  # backward, whole rows: x, dy (and the re-read weight) held as loaded across the row
+    #                            reductions, x̂ and g formed again after them (16-bit rows: half the registers; bf16
+    #                            LayerNorm at 16384 spilled its fp32 x̂ and g)
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -129,9 +132,10 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 8192): (1, 8192, False, 8, 1, 0),  # 86.9% of copy
     ("fwd", False, 12288): (1, 8192, False, 8, 1, 0),  # 8192 + 4096: 97.1% (session 9; the 16384 tile: 78.5)
     ("bwd", False, 8192): (1, 8192, False, 16, 3, 1),  # 76.2% of copy; 95.2 (session 17, the shift read as a pair)
-    ("bwd", False, 12288): (1, 8192, False, 16, 1, 1, True),  # 8192 + 4096: 60.5% (session 9; the 16384 tile: 54.1)
+    ("bwd", False, 12288): (1, 8192, False, 16, 3, 1, True),  # 8192 + 4096: 95.4% H100 (session 18; 1 stage: 77.3)
     ("fwd", False, 16384): (1, 16384, False, 8, 1, 0),  # 92.0% (session 13, two passes; 16 warps: 91.0)
-    ("bwd", False, 16384): (1, 16384, False, 16, 3, 1, True),  # 66.4% (session 17; 8 warps, 1 stage: 63.6), 16 B spills
+    ("bwd", False, 16384): (1, 16384, False, 16, 3, 1, True, {"hold_loaded": True}),  # 90.4% H100 (session 18;
+    #                                                    not holding the loads: 82.8, 64 B spilled; H200 66.4)
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.7 / 77.2% (session 16; whole row w32: 75.1)
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 65536): (1, 8192, True, 8, 3, 4),  # 63.0% (session 7, 2 passes; 4096 chunks: 49.9)

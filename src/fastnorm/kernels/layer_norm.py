@@ -62,6 +62,9 @@ from .config import (
 
 # ----------------------------------------------------------------------------- kernels
 
+#: Kernels compiled for a GPU (not run by the interpreter, which has no inline assembly).
+_COMPILED = tl.constexpr(not INTERPRETER)
+
 
 @triton.jit
 def _load_sum(X, RES, RES_OUT, offs_x, offs_r, offs_ro, mask, HAS_RES: tl.constexpr,
@@ -413,12 +416,37 @@ def _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, IS_RMS: tl
 @triton.jit
 def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w, weight_offset,
                IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
-    """Columns ``cols`` ([1, width]) of whole rows in the backward -> (tile mask, dy, x̂, g = dy·(w + offset)); the
-    weight ``w`` is given, or re-read here with W_IN_LOOP."""
+    """Columns ``cols`` ([1, width]) of whole rows in the backward -> (tile mask, dy, x̂, g = dy·(w + offset), and the
+    loads x, dy, weight as loaded, for :func:`_formed_again`); the weight ``w`` is given, or re-read here with
+    W_IN_LOOP."""
     mask = row_mask[:, None] & col_mask
-    x, dy, w_loaded = _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
-    dy, xhat, g = _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
-    return mask, dy, xhat, g
+    x_l, dy_l, w_l = _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
+    dy, xhat, g = _piece_values(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+    return mask, dy, xhat, g, x_l, dy_l, w_l
+
+
+@triton.jit
+def _unmerged(v, zero):
+    """``v`` itself, through an integer add of ``zero`` (a run-time 0) to its bits that the compiler cannot fold, so
+    that what is formed from the result is not merged with what was formed from ``v`` before (the interpreter: ``v``
+    as it is; it merges nothing)."""
+    if _COMPILED:  # 16- or 32-bit values (16-bit ones two to a register)
+        z = (tl.zeros(v.shape, tl.float32) + zero).to(v.dtype)  # all bits 0
+        return tl.inline_asm_elementwise("add.u32 $0, $1, $2;", "=r,r,r", [v, z], dtype=v.dtype, is_pure=True,
+                                         pack=32 // v.dtype.primitive_bitwidth)
+    return v
+
+
+@triton.jit
+def _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, zero, IS_RMS: tl.constexpr,
+                  HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
+    """(x̂, g) of a piece formed again from its loads (:func:`_bwd_piece`) after the row reductions, by the same
+    arithmetic (compiled, dx may contract another product into an FMA: the last bit may differ): the loads, not x̂
+    and g in fp32, are then what the registers hold across the reductions — half as many for 16-bit rows
+    (HOLD_LOADED)."""
+    _, xhat, g = _piece_values(_unmerged(x_l, zero), _unmerged(dy_l, zero), _unmerged(w_l, zero), w, k, mean_r, rstd,
+                               weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+    return xhat, g
 
 
 @triton.jit
@@ -461,11 +489,12 @@ def _norm_bwd_kernel(
     DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART,
     M, N, num_chunks,
     stride_dy, stride_x, stride_dro, stride_dx, stride_dres,
-    eps: tl.float64, weight_offset: tl.float64,
+    eps: tl.float64, weight_offset: tl.float64, zero,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
     HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, W_IN_LOOP: tl.constexpr,
     DEGENERATE: tl.constexpr, PAIR_SUMS: tl.constexpr, EVEN_N: tl.constexpr, K_PAIR: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr, NUM_STAGES: tl.constexpr,
+    HOLD_LOADED: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
+    NUM_STAGES: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     TWO: tl.constexpr = BLOCK_N2 > 0  # whole rows as two pieces, as in the forward (_fwd_tile)
@@ -506,17 +535,20 @@ def _norm_bwd_kernel(
                 row_mask = rows < M
             rows64 = rows.to(tl.int64)
             rstd, k, mean_r = _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS, ACC, K_PAIR)
-            mask, dy, xhat, g = _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r,
-                                           rstd, w, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
-            # The parameter sums first: dy is dead before the row reductions, which g and x̂ alone cross.
+            mask, dy, xhat, g, x_l, dy_l, w_l = _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x,
+                                                           stride_dy, k, mean_r, rstd, w, weight_offset, IS_RMS,
+                                                           HAS_W, W_IN_LOOP, ACC)
+            # The parameter sums first: dy is dead before the row reductions, which g and x̂ alone cross (with
+            # HOLD_LOADED, the loads they are formed from).
             if HAS_W:
                 dw_acc += dy * xhat
             if HAS_B:
                 db_acc += dy
             c1, c2 = _row_sums(g, xhat, IS_RMS, PAIR_SUMS)
             if TWO:
-                mask2, dy2, xhat2, g2 = _bwd_piece(X, DY, W, rows64, row_mask, cols2, col_mask2, stride_x, stride_dy,
-                                                   k, mean_r, rstd, w2, weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+                mask2, dy2, xhat2, g2, x_l2, dy_l2, w_l2 = _bwd_piece(
+                    X, DY, W, rows64, row_mask, cols2, col_mask2, stride_x, stride_dy, k, mean_r, rstd, w2,
+                    weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
                 if HAS_W:
                     dw_acc2 += dy2 * xhat2
                 if HAS_B:
@@ -526,6 +558,12 @@ def _norm_bwd_kernel(
                 c2 += p2
             c1 = c1 / N
             c2 = c2 / N
+            if HOLD_LOADED:
+                xhat, g = _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, zero, IS_RMS, HAS_W,
+                                        W_IN_LOOP, ACC)
+                if TWO:
+                    xhat2, g2 = _formed_again(x_l2, dy_l2, w_l2, w2, k, mean_r, rstd, weight_offset, zero, IS_RMS,
+                                              HAS_W, W_IN_LOOP, ACC)
             dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)
             _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres,
                        IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
@@ -745,8 +783,8 @@ def _split_sums(X, DY, W, TAGS, x, dy, w_loaded, rstd, x0, mean, row, t, base, s
     if SERIAL:
         for jj in range(0, SPLIT):
             cj = jj * BLOCK_N + ar
-            _, _, xj, gj = _bwd_piece(X, DY, W, rows.to(tl.int64), live, cj, cj < N, stride_x, stride_dy, k, mean_r,
-                                      rstd, 0.0, weight_offset, IS_RMS, HAS_W, True, ACC)
+            _, _, xj, gj, _, _, _ = _bwd_piece(X, DY, W, rows.to(tl.int64), live, cj, cj < N, stride_x, stride_dy, k,
+                                               mean_r, rstd, 0.0, weight_offset, IS_RMS, HAS_W, True, ACC)
             q1, q2 = _row_sums(gj, xj, IS_RMS, PAIR_SUMS)
             _publish(buf, jj, q1, q2, tag, live, SPLIT_P2)
     else:
@@ -868,6 +906,8 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
     if (cfg.evict or cfg.unroll != 1) and (backward or not cfg.chunked or cfg.unroll < 1):
         raise ValueError(f"config {cfg}: evict and unroll (>= 1) apply to the forward's chunked rows only")
+    if cfg.hold_loaded and (not backward or cfg.chunked or cfg.split or fp64):
+        raise ValueError(f"config {cfg}: hold_loaded applies to the backward's whole rows only, not float64")
     if not cfg.split:
         return
     if not backward:
@@ -1104,12 +1144,13 @@ def norm_bwd(
         # session 17): bf16 LN 2048 78.9 -> 91.8% of copy, 4096 78.5 -> 94.5, 8192 72.8 -> 95.2 (the pair load the
         # most of it); without prefetch the constant mask lost (LN 1024 72.8 -> 58.9, 16384 63.8 -> 58.2).
         prefetched = not cfg.chunked and cfg.num_stages > 1
-        _bwd((g,), (*tensors, m, n, -(-n // cfg.block_n), *scalars), {
+        _bwd((g,), (*tensors, m, n, -(-n // cfg.block_n), *scalars, 0.0), {  # 0.0: the run-time zero of _unmerged
             **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
             "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
             "DEGENERATE": int(n) <= (1 if is_rms else 2),
             "EVEN_N": prefetched and not cfg.block_n2 and int(n) == cfg.block_n,
             "K_PAIR": prefetched and not is_rms and int(n) >= 2 and s2d.stride(0) % 16 == 0,
+            "HOLD_LOADED": cfg.hold_loaded,
             "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
         }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
