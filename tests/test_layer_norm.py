@@ -256,6 +256,16 @@ def test_prefetched_backward_flags(monkeypatch):
     assert seen == [(True, True), (True, False), (False, False), (False, True), (False, False)]
 
 
+def _same_as(device, dtype, name, a, b):
+    """``b`` is ``a`` (bitwise in the interpreter; compiled, the compiler may contract another product into an FMA:
+    within ``dtype``'s tolerance)."""
+    assert (a is None) == (b is None), name
+    if a is not None and device == "cpu":
+        assert torch.equal(a, b), name
+    elif a is not None:
+        assert_close(name, b, to_np64(a), dtype, param_grad=name in ("dweight", "dbias"))
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg"), [
@@ -263,36 +273,41 @@ def test_prefetched_backward_flags(monkeypatch):
     (7, 100, C.NormConfig(2, 64, False, 2, 1, 3, block_n2=64, hold_loaded=True)),  # two pieces, weight held
     (4, 48, C.NormConfig(1, 64, False, 2, 3, 2, True, block_n2=0, hold_loaded=True)),  # columns masked
     (4, 2, C.NormConfig(2, 2, False, 1, 1, 2, True, hold_loaded=True)),  # the degenerate N <= 2 branch
+    (5, 100, C.NormConfig(1, 128, False, 2, hold_loaded=True)),  # one program per row (the forward), padded
 ])
-def test_hold_loaded_backward(device, dtype, is_rms, m, n, cfg):
-    """The whole-row backward that holds its loads across the row reductions and forms x̂ and g again after them
-    (``hold_loaded``): the gradients of the same config without it (bitwise in the interpreter; compiled, the
-    compiler may contract another product of dx into an FMA: within the dtype's tolerance), with the residual's
-    gradient, a weight offset, and without parameters; against the reference in fp32 (``_check_config``)."""
+def test_hold_loaded(device, dtype, is_rms, m, n, cfg):
+    """Whole rows that hold x (and dy, the re-read weight) as loaded across the row reductions and form the fp32
+    values again after them (``hold_loaded``): the forward's y and statistics and the backward's gradients are those
+    of the same config without it, with a weight offset and without parameters, and the backward with the
+    residual's gradient; against the reference in fp32 (``_check_config``: with a residual, which the forward's
+    hold does not take); refused for chunked or split rows and float64."""
     if dtype == torch.float32:
-        _check_config(device, is_rms, m, n, cfg, fwd_cfg=cfg._replace(hold_loaded=False))
+        _check_config(device, is_rms, m, n, cfg)
     x = _rand((m, n), dtype, device, n, scale=2.0, offset=3.0)
+    x[1] = 7.25  # a constant row: exact zeros either way
     w = _rand((n,), dtype, device, n + 1)
+    b = None if is_rms else _rand((n,), dtype, device, n + 2)
     dy = _rand((m, n), dtype, device, n + 3)
     ds = _rand((m, n), dtype, device, n + 5)
-    for weight, offset in ((w, 0.0), (w, 1.0), (None, 0.0)):
-        _, _, mean, rstd = K.norm_fwd(x, weight, None, None, 1e-5, offset, is_rms, None, True)
-        got, held = (K.norm_bwd(dy, x, weight, not is_rms, mean, rstd, ds, x.dtype, None, 1e-5, offset, is_rms,
-                                config=c) for c in (cfg._replace(hold_loaded=False), cfg))
-        for name, a, b in zip(("dx", "dres", "dweight", "dbias"), got, held, strict=True):
-            assert (a is None) == (b is None), name
-            if a is not None and device == "cpu":
-                assert torch.equal(a, b), name
-            elif a is not None:
-                assert_close(name, b, to_np64(a), dtype, param_grad=name in ("dweight", "dbias"))
-    with pytest.raises(ValueError, match="whole rows only"):
-        K.norm_bwd(dy, x, None, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms,
-                   config=C.NormConfig(1, 64, True, 2, programs=2, hold_loaded=True))
-    with pytest.raises(ValueError, match="whole rows only"):
-        K.norm_fwd(x, None, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+    plain = cfg._replace(hold_loaded=False)
+    for weight, bias, offset in ((w, b, 0.0), (w, None, 1.0), (None, None, 0.0)):
+        (y0, _, mean, rstd), (y1, _, mean1, rstd1) = (
+            K.norm_fwd(x, weight, bias, None, 1e-5, offset, is_rms, None, True, config=c) for c in (plain, cfg))
+        for name, a, c in (("y", y0, y1), ("mean", mean, mean1), ("rstd", rstd, rstd1)):
+            _same_as(device, dtype if name == "y" else torch.float32, name, a, c)
+        if not is_rms:
+            assert torch.equal(y1[1], torch.zeros_like(y1[1]) if bias is None else bias)
+        got, held = (K.norm_bwd(dy, x, weight, bias is not None, mean, rstd, ds, x.dtype, None, 1e-5, offset,
+                                is_rms, config=c) for c in (plain, cfg))
+        for name, a, c in zip(("dx", "dres", "dweight", "dbias"), got, held, strict=True):
+            _same_as(device, dtype, name, a, c)
+    for bad in (C.NormConfig(1, 64, True, 2, programs=2, hold_loaded=True),
+                C.NormConfig(1, 32, False, 4, programs=8, split=True, hold_loaded=True)):
+        with pytest.raises(ValueError, match="whole rows only"):
+            K.norm_bwd(dy, x, None, False, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms, config=bad)
     x64 = x.double()
     with pytest.raises(ValueError, match="not float64"):
-        K.norm_bwd(x64, x64, None, False, mean, rstd, None, x64.dtype, None, 1e-5, 0.0, is_rms, config=cfg)
+        K.norm_fwd(x64, None, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

@@ -58,9 +58,10 @@ class NormConfig(NamedTuple):
     unroll: int = 1  # forward, chunked rows: both chunk loops unrolled by this factor, so that a thread has the loads
     #                  of that many chunks in flight at once (torch.compile's loops, of a constant trip count, unroll
     #                  fully)
-    hold_loaded: bool = False  # backward, whole rows: x, dy (and the re-read weight) held as loaded across the row
-    #                            reductions, x̂ and g formed again after them (16-bit rows: half the registers; bf16
-    #                            LayerNorm at 16384 spilled its fp32 x̂ and g)
+    hold_loaded: bool = False  # whole rows: x (backward: x, dy and the re-read weight) held as loaded across the
+    #                            row reductions and the fp32 values formed again after each (16-bit rows: half the
+    #                            registers; bf16 LayerNorm's backward at 16384 spilled its fp32 x̂ and g); the forward
+    #                            holds s = x + r in fp32 with a residual
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -138,7 +139,9 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                                                    not holding the loads: 82.8, 64 B spilled; H200 66.4)
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.7 / 77.2% (session 16; whole row w32: 75.1)
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
-    ("fwd", False, 65536): (1, 8192, True, 8, 3, 4),  # 63.0% (session 7, 2 passes; 4096 chunks: 49.9)
+    ("fwd", False, 49152): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # at 40000: 74.9% H100 (session 18; 65536's: 73.2)
+    ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 89.8% H100 (session 18; whole row
+    #                                                     not holding x: 47.3; 8192 chunks, 3 stages, 4/SM: 66.0)
     ("bwd", False, 65536): (4, 4096, True, 16, 3, 1),  # 39.3% of copy
     ("fwd", True, 128): (32, 128, False, 4, 1, 0),  # 51.8% of copy
     ("bwd", True, 128): (64, 128, False, 16, 1, 1),  # 36.6% (session 7: 27-35, host-bound, no winner twice)
@@ -165,7 +168,8 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
     ("fwd", True, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 95.8% (session 16; whole row, 2 stages: 89.5)
     ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),  # 46.8% of copy
-    ("fwd", True, 65536): (1, 16384, True, 16, 3, 2),  # 75.9% of copy
+    ("fwd", True, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 97.0% H100 (session 18; whole row
+    #                      not holding x: 72.6; 16384 chunks, 3 stages, 2/SM: 83.6); at 40000 (by this entry) 97.6
     ("bwd", True, 65536): (4, 4096, True, 16, 3, 1),  # 47.6% of copy
 }
 

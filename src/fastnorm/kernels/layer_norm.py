@@ -106,10 +106,12 @@ def _fwd_tile(
     w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr,
     ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
+    HOLD_LOADED: tl.constexpr, zero,
 ):
     """One tile of BLOCK_M whole rows in registers: statistics, y, and the saved mean/rstd. With BLOCK_N2 > 0 a
     row is held as two pieces, columns [0, BLOCK_N) (all < N) and BLOCK_N + [0, BLOCK_N2), instead of one tile
-    padded to a power of two (N = 5120 as 4096 + 1024: no registers spent on padding)."""
+    padded to a power of two (N = 5120 as 4096 + 1024: no registers spent on padding). HOLD_LOADED (no residual):
+    x held as loaded across the reductions and formed again after each (:func:`_unmerged`), not in fp32."""
     TWO: tl.constexpr = BLOCK_N2 > 0
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < (BLOCK_N if TWO else N)
@@ -120,14 +122,22 @@ def _fwd_tile(
     rr = rows64 * stride_res
     rro = rows64 * stride_ro
     mask = row_mask[:, None] & col_mask[None, :]
-    s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
-                  rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC, "")
+    if HOLD_LOADED:
+        x_l = tl.load(X + rx[:, None] + cols[None, :], mask=mask, other=0.0)
+        s = x_l.to(ACC)
+    else:
+        s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
+                      rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC, "")
     if TWO:
         cols2 = BLOCK_N + tl.arange(0, BLOCK_N2)
         col_mask2 = cols2 < N
         mask2 = row_mask[:, None] & col_mask2[None, :]
-        s2 = _load_sum(X, RES, RES_OUT, rx[:, None] + cols2[None, :], rr[:, None] + cols2[None, :],
-                       rro[:, None] + cols2[None, :], mask2, HAS_RES, HAS_RES, ACC, "")
+        if HOLD_LOADED:
+            x_l2 = tl.load(X + rx[:, None] + cols2[None, :], mask=mask2, other=0.0)
+            s2 = x_l2.to(ACC)
+        else:
+            s2 = _load_sum(X, RES, RES_OUT, rx[:, None] + cols2[None, :], rr[:, None] + cols2[None, :],
+                           rro[:, None] + cols2[None, :], mask2, HAS_RES, HAS_RES, ACC, "")
     PAD: tl.constexpr = not EVEN_N and not TWO  # the one tile has padding columns (kept out of the sums)
     if IS_RMS:
         xc = s
@@ -149,6 +159,10 @@ def _fwd_tile(
                 d2 = tl.where(mask2, d2, 0.0)
             total += tl.sum(d2, axis=1)
         mean = total / N
+        if HOLD_LOADED:
+            d = _unmerged(x_l, zero).to(ACC) - k[:, None]
+            if TWO:
+                d2 = _unmerged(x_l2, zero).to(ACC) - k[:, None]
         xc = d - mean[:, None]
         if PAD:
             xc = tl.where(mask, xc, 0.0)
@@ -160,6 +174,14 @@ def _fwd_tile(
             sq += tl.sum(rounded_prod(xc2, xc2), axis=1)
         var = sq / N
     rstd = _rsqrt(var + eps, IS_F64)
+    if HOLD_LOADED:
+        xc = _unmerged(x_l, zero).to(ACC)
+        if TWO:
+            xc2 = _unmerged(x_l2, zero).to(ACC)
+        if not IS_RMS:
+            xc = (xc - k[:, None]) - mean[:, None]
+            if TWO:
+                xc2 = (xc2 - k[:, None]) - mean[:, None]
     y = xc * rstd[:, None]
     if not HOIST:  # one-row tiles load weight and bias here, after the statistics (fewer live registers)
         if HAS_W:
@@ -189,11 +211,12 @@ def _norm_fwd_kernel(
     X, RES, W, B, Y, RES_OUT, MEAN, RSTD,
     M, N, num_chunks,
     stride_x, stride_res, stride_y, stride_ro,
-    eps: tl.float64, weight_offset: tl.float64,
+    eps: tl.float64, weight_offset: tl.float64, zero,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, PERSISTENT: tl.constexpr,
     HOIST: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
     NUM_STAGES: tl.constexpr, UNROLL: tl.constexpr, KEEP_POLICY: tl.constexpr, RELEASE_POLICY: tl.constexpr,
+    HOLD_LOADED: tl.constexpr,
 ):
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     eps = tl.cast(eps, ACC)
@@ -217,11 +240,11 @@ def _norm_fwd_kernel(
             for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
                 _fwd_tile(blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                           eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2)
+                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero)
         else:
             _fwd_tile(pid, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                       eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2)
+                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero)
     else:
         # Where the chunks tile N exactly, LayerNorm's loops drop the column compare (H200, session 17: bf16 LN 32768
         # 77.7 -> 82.1% of copy, 65536 63.4 -> 66.9). RMSNorm's keep it: its measured entries lost 4-9 points without
@@ -432,7 +455,7 @@ def _unmerged(v, zero):
     as it is; it merges nothing)."""
     if _COMPILED:  # 16- or 32-bit values (16-bit ones two to a register)
         z = (tl.zeros(v.shape, tl.float32) + zero).to(v.dtype)  # all bits 0
-        return tl.inline_asm_elementwise("add.u32 $0, $1, $2;", "=r,r,r", [v, z], dtype=v.dtype, is_pure=True,
+        return tl.inline_asm_elementwise("add.u32 $0, $1, $2;", "=r,r,r", [v, z], dtype=v.dtype, is_pure=False,
                                          pack=32 // v.dtype.primitive_bitwidth)
     return v
 
@@ -444,8 +467,10 @@ def _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, zero, IS_RM
     arithmetic (compiled, dx may contract another product into an FMA: the last bit may differ): the loads, not x̂
     and g in fp32, are then what the registers hold across the reductions — half as many for 16-bit rows
     (HOLD_LOADED)."""
-    _, xhat, g = _piece_values(_unmerged(x_l, zero), _unmerged(dy_l, zero), _unmerged(w_l, zero), w, k, mean_r, rstd,
-                               weight_offset, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+    if HAS_W and W_IN_LOOP:
+        w_l = _unmerged(w_l, zero)
+    _, xhat, g = _piece_values(_unmerged(x_l, zero), _unmerged(dy_l, zero), w_l, w, k, mean_r, rstd, weight_offset,
+                               IS_RMS, HAS_W, W_IN_LOOP, ACC)
     return xhat, g
 
 
@@ -906,8 +931,8 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
     if (cfg.evict or cfg.unroll != 1) and (backward or not cfg.chunked or cfg.unroll < 1):
         raise ValueError(f"config {cfg}: evict and unroll (>= 1) apply to the forward's chunked rows only")
-    if cfg.hold_loaded and (not backward or cfg.chunked or cfg.split or fp64):
-        raise ValueError(f"config {cfg}: hold_loaded applies to the backward's whole rows only, not float64")
+    if cfg.hold_loaded and (cfg.chunked or cfg.split or fp64):
+        raise ValueError(f"config {cfg}: hold_loaded applies to whole rows only, not float64")
     if not cfg.split:
         return
     if not backward:
@@ -1054,11 +1079,12 @@ def norm_fwd(
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
         m, n, -(-n // cfg.block_n),
         x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n,
-        eps, weight_offset,
+        eps, weight_offset, 0.0,  # 0.0: the run-time zero of _unmerged
     ), {
         "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
         "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
         "HOIST": norm_fwd_holds_params(cfg),
+        "HOLD_LOADED": cfg.hold_loaded and res2d is None,  # with a residual s = x + r is held (in fp32)
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
         "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if evict else "",
