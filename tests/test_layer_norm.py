@@ -1094,6 +1094,8 @@ def test_tuned_key_buckets(monkeypatch):
     assert C.norm_fwd_config(3000, 2).block_m == 2 and C.norm_fwd_config(3073, 2).block_m == 1
     assert C.norm_fwd_config(3000, 4).num_warps == 16  # float32's table, by P's key
     assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 8, None, True)  # untuned: the rules
+    held = C.norm_fwd_config(65536, 2)  # x held as loaded; a fused residual (not held) takes the rules' chunks
+    assert held.hold_loaded and not held.chunked and C.norm_fwd_config(65536, 2, None, False, True).chunked
 
 
 def test_prefetch_fits_shared_memory_with_a_residual(monkeypatch, device):

@@ -326,10 +326,13 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) 
 
 
 @functools.cache
-def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False) -> NormConfig:
-    """Forward tile for rows of ``n`` elements of ``elem_size`` bytes."""
+def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False,
+                    residual: bool = False) -> NormConfig:
+    """Forward tile for rows of ``n`` elements of ``elem_size`` bytes; with a fused ``residual`` a measured entry
+    that holds x as loaded (``hold_loaded``, which the residual's sum does not take: its whole row would spill) gives
+    way to the rules."""
     tuned = _tuned("fwd", is_rms, n, elem_size, device)
-    if tuned is not None:
+    if tuned is not None and not (residual and tuned.hold_loaded):
         return tuned
     acc = 8 if elem_size == 8 else 4
     bn = _next_pow2(n)

@@ -1055,7 +1055,7 @@ def norm_fwd(
     dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
-    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms)
+    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, res2d is not None)
     if config is not None:
         _check_pieces(config, n, is_f64, backward=False)
     elif _unlike_measured(x2d.element_size(), res2d, weight, bias):
