@@ -1094,8 +1094,17 @@ def test_tuned_key_buckets(monkeypatch):
     assert C.norm_fwd_config(3000, 2).block_m == 2 and C.norm_fwd_config(3073, 2).block_m == 1
     assert C.norm_fwd_config(3000, 4).num_warps == 16  # float32's table, by P's key
     assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 8, None, True)  # untuned: the rules
-    held = C.norm_fwd_config(65536, 2)  # x held as loaded; a fused residual (not held) takes the rules' chunks
-    assert held.hold_loaded and not held.chunked and C.norm_fwd_config(65536, 2, None, False, True).chunked
+
+
+def test_held_forward_entries_and_a_residual():
+    """A measured forward entry that holds x as loaded (bf16 65536: one whole row per program) gives way to the
+    rules' chunks with a fused residual, whose s = x + r it would hold in fp32; entries that do not hold stay."""
+    for is_rms in (False, True):
+        held = C.norm_fwd_config(65536, 2, None, is_rms)
+        assert held.hold_loaded and not held.chunked
+        rules = C.norm_fwd_config(65536, 2, None, is_rms, True)
+        assert rules.chunked and not rules.hold_loaded and rules.block_n == C.NORM_FWD_CHUNK[4]
+        assert C.norm_fwd_config(16384, 2, None, is_rms, True) == C.norm_fwd_config(16384, 2, None, is_rms)
 
 
 def test_prefetch_fits_shared_memory_with_a_residual(monkeypatch, device):
