@@ -241,6 +241,33 @@ def test_prefetched_backward_small(device, is_rms, m, n, cfg):
     _check_config(device, is_rms, m, n, cfg)
 
 
+def test_row_alignment_reaches_the_kernels(monkeypatch):
+    """Row lengths and strides reach the kernels divided by the largest power of two up to 16 that divides them all
+    (ROW_ALIGN, multiplied back in the kernel): N = 9000 (16-bit rows 16-byte aligned) by 8, 1025 by 1, 4096 by 16, a
+    residual's stride of 9004 takes the forward to 4; symbolic sizes by 1."""
+    seen = []
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(
+        ("fwd", meta["ROW_ALIGN"], args[9], args[11:15])))  # N, then x's, the residual's, y's, residual_out's strides
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest: seen.append(
+        ("bwd", meta["ROW_ALIGN"], args[11], args[13:18])))  # N, then dy's, x's, dres_out's, dx's, dres's
+    monkeypatch.setattr(K, "_sum_partials", lambda *a: None)
+    for n in (9000, 1025, 4096):
+        x = torch.randn(3, n)
+        K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=C.NormConfig(1, 16384, False, 4))
+        K.norm_bwd(x, x, None, False, None, torch.ones(3), None, x.dtype, None, 1e-5, 0.0, True,
+                   config=C.NormConfig(1, 16384, False, 4, 1, 2))
+    r = torch.randn(3, 9004)[:, :9000]
+    K.norm_fwd(torch.randn(3, 9000), None, None, r, 1e-5, 0.0, True, None, True,
+               config=C.NormConfig(1, 16384, False, 4))
+    assert seen == [("fwd", 8, 1125, (1125, 0, 1125, 1125)), ("bwd", 8, 1125, (1125, 1125, 0, 1125, 1125)),
+                    ("fwd", 1, 1025, (1025, 0, 1025, 1025)), ("bwd", 1, 1025, (1025, 1025, 0, 1025, 1025)),
+                    ("fwd", 16, 256, (256, 0, 256, 256)), ("bwd", 16, 256, (256, 256, 0, 256, 256)),
+                    ("fwd", 4, 2250, (2250, 2251, 2250, 2250))]
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    assert K._row_align(9000, ShapeEnv().create_unbacked_symint()) == 1
+
+
 def test_prefetched_backward_flags(monkeypatch):
     """EVEN_N and K_PAIR are taken by whole rows whose loop prefetches (num_stages > 1), K_PAIR by LayerNorm rows
     of N >= 2 that are 16-element aligned."""

@@ -39,6 +39,8 @@ from the eager ones in the last bits.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import triton
 import triton.language as tl
@@ -216,8 +218,15 @@ def _norm_fwd_kernel(
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, PERSISTENT: tl.constexpr,
     HOIST: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
     NUM_STAGES: tl.constexpr, UNROLL: tl.constexpr, KEEP_POLICY: tl.constexpr, RELEASE_POLICY: tl.constexpr,
-    HOLD_LOADED: tl.constexpr,
+    HOLD_LOADED: tl.constexpr, ROW_ALIGN: tl.constexpr,
 ):
+    """The forward of BLOCK_M-row tiles (:func:`_fwd_tile`) or of chunked rows. N and the row strides arrive divided
+    by ROW_ALIGN (:func:`_row_align`)."""
+    N = N * ROW_ALIGN
+    stride_x = stride_x * ROW_ALIGN
+    stride_res = stride_res * ROW_ALIGN
+    stride_y = stride_y * ROW_ALIGN
+    stride_ro = stride_ro * ROW_ALIGN
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
@@ -519,8 +528,16 @@ def _norm_bwd_kernel(
     HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, W_IN_LOOP: tl.constexpr,
     DEGENERATE: tl.constexpr, PAIR_SUMS: tl.constexpr, EVEN_N: tl.constexpr, K_PAIR: tl.constexpr,
     HOLD_LOADED: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
+    NUM_STAGES: tl.constexpr, ROW_ALIGN: tl.constexpr,
 ):
+    """The backward of whole rows (a persistent loop over row tiles) or of chunked rows. N and the row strides arrive
+    divided by ROW_ALIGN (:func:`_row_align`)."""
+    N = N * ROW_ALIGN
+    stride_dy = stride_dy * ROW_ALIGN
+    stride_x = stride_x * ROW_ALIGN
+    stride_dro = stride_dro * ROW_ALIGN
+    stride_dx = stride_dx * ROW_ALIGN
+    stride_dres = stride_dres * ROW_ALIGN
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     TWO: tl.constexpr = BLOCK_N2 > 0  # whole rows as two pieces, as in the forward (_fwd_tile)
     eps = tl.cast(eps, ACC)
@@ -826,13 +843,19 @@ def _norm_bwd_split_kernel(
     eps: tl.float64, weight_offset: tl.float64,
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_DRES_OUT: tl.constexpr,
     HAS_DRES: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, EARLY_LOADS: tl.constexpr,
-    SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr,
+    SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr, ROW_ALIGN: tl.constexpr,
 ):
     """Backward of split rows (fp32 accumulation), two rows deep (across the wait for a row's partials, its x̂ and g
     are held with the next row's, or with EARLY_LOADS with the next row's loads): the pieces' (Σg·x̂, Σg) exchanged
     and summed in piece order; dw/db accumulated per program in registers and written to row ``slot`` of the
     [SLOTS, N] partials (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed
-    here)."""
+    here). N and the row strides arrive divided by ROW_ALIGN (:func:`_row_align`)."""
+    N = N * ROW_ALIGN
+    stride_dy = stride_dy * ROW_ALIGN
+    stride_x = stride_x * ROW_ALIGN
+    stride_dro = stride_dro * ROW_ALIGN
+    stride_dx = stride_dx * ROW_ALIGN
+    stride_dres = stride_dres * ROW_ALIGN
     ACC: tl.constexpr = tl.float32
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
@@ -889,6 +912,20 @@ def _norm_bwd_split_kernel(
 
 
 # ----------------------------------------------------------------------------- launchers
+
+
+def _row_align(*sizes) -> int:
+    """The largest power of two up to 16 that divides every row length and stride in ``sizes`` (elements; 0, an
+    absent tensor's stride, divides by all), 1 where one is symbolic. The kernels take them divided by it and
+    multiply back by the constexpr, so the compiler knows which rows start 16-byte aligned: Triton itself only
+    specializes an integer's divisibility by 16, and rows of N = 9000 (bf16: 16-byte aligned) were read 2 bytes
+    at a time."""
+    g = 16
+    for v in sizes:
+        if type(v) is not int:
+            return 1
+        g = math.gcd(g, v)
+    return g
 
 
 def _min(a, b):
@@ -974,8 +1011,8 @@ def _launch_split(launcher: _Launcher, cfg: NormConfig, key: tuple, programs: in
     while (slots := _split_slots(cfg, programs, m, n)) > 0:
         tags = tag_words(1 + 4 * slots * 2 * p2, dev)
         try:
-            launcher((slots * pieces,), (*tensors, tags, zeroed_counters(1, dev), m, n, pieces, slots, tags.numel(),
-                                         *rest),
+            launcher((slots * pieces,), (*tensors, tags, zeroed_counters(1, dev), m, n // meta["ROW_ALIGN"], pieces,
+                                         slots, tags.numel(), *rest),
                      {**meta, "W_IN_LOOP": cfg.w_in_loop and meta["HAS_W"], "EARLY_LOADS": cfg.early_loads,
                       "SERIAL": INTERPRETER, "BLOCK_N": cfg.block_n, "SPLIT_P2": p2},
                      cfg.num_warps, 1, cooperative=True)
@@ -1074,17 +1111,20 @@ def norm_fwd(
     num_blocks = -(-m // cfg.block_m)
     grid = (_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
     evict = cfg.evict and res2d is None  # the hints serve x's re-read; with a residual pass 2 re-reads residual_out
+    sizes = (n, x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n)
+    align = _row_align(*sizes)
+    n_a, *strides_a = (v // align for v in sizes)
     _fwd(grid, (
         x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
-        m, n, -(-n // cfg.block_n),
-        x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n,
+        m, n_a, -(-n // cfg.block_n), *strides_a,
         eps, weight_offset, 0.0,  # 0.0: the run-time zero of _unmerged
     ), {
         "IS_RMS": is_rms, "HAS_W": weight is not None, "HAS_B": bias is not None, "HAS_RES": res2d is not None,
         "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
         "HOIST": norm_fwd_holds_params(cfg),
         "HOLD_LOADED": cfg.hold_loaded and res2d is None,  # with a residual s = x + r is held (in fp32)
+        "ROW_ALIGN": align,
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
         "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if evict else "",
@@ -1138,10 +1178,12 @@ def norm_bwd(
     dx = torch.empty(shape, dtype=x_dtype, device=dev)
     dres = torch.empty(shape, dtype=dres_dtype, device=dev) if dres_dtype is not None else None
     has_w = weight is not None
-    scalars = (dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n, eps,
-               weight_offset)
+    sizes = (n, dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n)
+    align = _row_align(*sizes)
+    n_a, *strides_a = (v // align for v in sizes)
+    scalars = (*strides_a, eps, weight_offset)
     meta = {"IS_RMS": is_rms, "HAS_W": has_w, "HAS_B": has_bias, "HAS_DRES_OUT": dres_out2d is not None,
-            "HAS_DRES": dres is not None, "PAIR_SUMS": norm_bwd_pair_sums(cfg)}
+            "HAS_DRES": dres is not None, "PAIR_SUMS": norm_bwd_pair_sums(cfg), "ROW_ALIGN": align}
 
     inputs = (dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
               dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres)
@@ -1154,7 +1196,7 @@ def norm_bwd(
 
     g = 0
     if cfg.split and not traceable:
-        key = _split_key(_bwd_split, cfg, inputs, (m, n, *scalars), meta)
+        key = _split_key(_bwd_split, cfg, inputs, (m, n_a, *scalars), meta)
         if programs := _SPLIT_FIT.get(key, cfg.programs):
             # The partials hold the slots of the programs tried first; a launch on fewer uses their first rows.
             dw_part, db_part, tensors = with_partials(_split_slots(cfg, programs, m, n))
@@ -1170,7 +1212,7 @@ def norm_bwd(
         # session 17): bf16 LN 2048 78.9 -> 91.8% of copy, 4096 78.5 -> 94.5, 8192 72.8 -> 95.2 (the pair load the
         # most of it); without prefetch the constant mask lost (LN 1024 72.8 -> 58.9, 16384 63.8 -> 58.2).
         prefetched = not cfg.chunked and cfg.num_stages > 1
-        _bwd((g,), (*tensors, m, n, -(-n // cfg.block_n), *scalars, 0.0), {  # 0.0: the run-time zero of _unmerged
+        _bwd((g,), (*tensors, m, n_a, -(-n // cfg.block_n), *scalars, 0.0), {  # 0.0: the run-time zero of _unmerged
             **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
             "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
             "DEGENERATE": int(n) <= (1 if is_rms else 2),
