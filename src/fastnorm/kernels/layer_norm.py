@@ -103,6 +103,21 @@ def _rsqrt(v, IS_F64: tl.constexpr):
 
 
 @triton.jit
+def _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES: tl.constexpr, HOLD_LOADED: tl.constexpr,
+                ACC: tl.constexpr):
+    """Columns ``cols`` of a tile's rows (row offsets ``rx``, ``rr``, ``rro``) for :func:`_fwd_tile` -> (s in ACC,
+    and with HOLD_LOADED x as loaded — no residual then, s is x — else s again)."""
+    if HOLD_LOADED:
+        x_l = tl.load(X + rx[:, None] + cols[None, :], mask=mask, other=0.0)
+        s = x_l.to(ACC)
+    else:
+        s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
+                      rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC, "")
+        x_l = s
+    return s, x_l
+
+
+@triton.jit
 def _fwd_tile(
     blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro, eps, weight_offset,
     w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
@@ -124,22 +139,12 @@ def _fwd_tile(
     rr = rows64 * stride_res
     rro = rows64 * stride_ro
     mask = row_mask[:, None] & col_mask[None, :]
-    if HOLD_LOADED:
-        x_l = tl.load(X + rx[:, None] + cols[None, :], mask=mask, other=0.0)
-        s = x_l.to(ACC)
-    else:
-        s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
-                      rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC, "")
+    s, x_l = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES, HOLD_LOADED, ACC)
     if TWO:
         cols2 = BLOCK_N + tl.arange(0, BLOCK_N2)
         col_mask2 = cols2 < N
         mask2 = row_mask[:, None] & col_mask2[None, :]
-        if HOLD_LOADED:
-            x_l2 = tl.load(X + rx[:, None] + cols2[None, :], mask=mask2, other=0.0)
-            s2 = x_l2.to(ACC)
-        else:
-            s2 = _load_sum(X, RES, RES_OUT, rx[:, None] + cols2[None, :], rr[:, None] + cols2[None, :],
-                           rro[:, None] + cols2[None, :], mask2, HAS_RES, HAS_RES, ACC, "")
+        s2, x_l2 = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols2, mask2, HAS_RES, HOLD_LOADED, ACC)
     PAD: tl.constexpr = not EVEN_N and not TWO  # the one tile has padding columns (kept out of the sums)
     if IS_RMS:
         xc = s
