@@ -524,6 +524,14 @@ def _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N,
 
 
 @triton.jit
+def _bwd_sizes(N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres, ROW_ALIGN: tl.constexpr):
+    """The backward kernels' row length and strides from the quotients they arrive as (:func:`_row_align`): each
+    times ROW_ALIGN, which the compiler then knows divides them."""
+    return (N * ROW_ALIGN, stride_dy * ROW_ALIGN, stride_x * ROW_ALIGN, stride_dro * ROW_ALIGN,
+            stride_dx * ROW_ALIGN, stride_dres * ROW_ALIGN)
+
+
+@triton.jit
 def _norm_bwd_kernel(
     DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART,
     M, N, num_chunks,
@@ -537,12 +545,8 @@ def _norm_bwd_kernel(
 ):
     """The backward of whole rows (a persistent loop over row tiles) or of chunked rows. N and the row strides arrive
     divided by ROW_ALIGN (:func:`_row_align`)."""
-    N = N * ROW_ALIGN
-    stride_dy = stride_dy * ROW_ALIGN
-    stride_x = stride_x * ROW_ALIGN
-    stride_dro = stride_dro * ROW_ALIGN
-    stride_dx = stride_dx * ROW_ALIGN
-    stride_dres = stride_dres * ROW_ALIGN
+    N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres = _bwd_sizes(
+        N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres, ROW_ALIGN)
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     TWO: tl.constexpr = BLOCK_N2 > 0  # whole rows as two pieces, as in the forward (_fwd_tile)
     eps = tl.cast(eps, ACC)
@@ -855,12 +859,8 @@ def _norm_bwd_split_kernel(
     and summed in piece order; dw/db accumulated per program in registers and written to row ``slot`` of the
     [SLOTS, N] partials (summed by ``_sum_partials_kernel``). N > 2 (the N <= 2 exact gradient is not formed
     here). N and the row strides arrive divided by ROW_ALIGN (:func:`_row_align`)."""
-    N = N * ROW_ALIGN
-    stride_dy = stride_dy * ROW_ALIGN
-    stride_x = stride_x * ROW_ALIGN
-    stride_dro = stride_dro * ROW_ALIGN
-    stride_dx = stride_dx * ROW_ALIGN
-    stride_dres = stride_dres * ROW_ALIGN
+    N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres = _bwd_sizes(
+        N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres, ROW_ALIGN)
     ACC: tl.constexpr = tl.float32
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
