@@ -145,6 +145,52 @@ def test_perf_table_speedup_and_notes():
     assert "2 (100%)" in row_a
 
 
+def test_same_bytes_reference_is_not_a_peer():
+    """The same-bytes reference gets its own column (titled as what it is) but is never the best peer, in the
+    suites' tables or the report's headline, even when it is the fastest."""
+    from fastnorm.report import _headline_cell
+
+    recs = {"fastnorm": _rec("fastnorm", "a", 1.0), "torch": _rec("torch", "a", 2.0),
+            common.REFERENCE: _rec(common.REFERENCE, "a", 0.5)}
+    assert common.speedup(recs) == (2.0, "torch")
+    text = common.perf_table(list(recs.values()), lambda r: r["label"], ["fastnorm", "torch", common.REFERENCE])
+    header, _, row = text.splitlines()[:3]
+    assert [c.strip() for c in header.split("|")][2:5] == ["fastnorm GB/s (% copy)", "torch GB/s (% copy)",
+                                                          "copy, same bytes GB/s (% copy)"]
+    assert "2.00× (torch)" in row
+    assert _headline_cell(recs) == f"{recs['fastnorm']['pct_copy']:.0f} / {recs['torch']['pct_copy']:.0f} e"
+    # fastnorm and the reference alone: no peer, so no speed-up column
+    alone = common.perf_table([recs["fastnorm"], recs[common.REFERENCE]], lambda r: r["label"],
+                              ["fastnorm", common.REFERENCE])
+    assert "best peer" not in alone and common.speedup({k: recs[k] for k in ("fastnorm", common.REFERENCE)}) is None
+    assert _headline_cell({k: recs[k] for k in ("fastnorm", common.REFERENCE)}) == \
+        f"{recs['fastnorm']['pct_copy']:.0f}"
+
+
+def test_report_headline_has_the_reference_rows():
+    """After the LN/RMS rows, one row per direction of the reference, from the LayerNorm run (else the RMSNorm
+    one): just its % (host-marked when host-bound); none when no run measured it."""
+    from fastnorm.report import headline_norms
+
+    def doc(suite, ref_ms):
+        recs = []
+        for d in ("fwd", "bwd"):
+            for impl, ms in (("fastnorm", 1.0), ("torch", 2.0), (common.REFERENCE, ref_ms)):
+                if ms is not None:
+                    r = common.record(impl=impl, n=128, dtype="bfloat16", direction=d, group="sweep")
+                    recs.append(common.finish_record(r, ms, 10**6, 2.0, host_ms=0.95 * ms if d == "bwd" else 0.0))
+        return {"settings": {"directions": ["fwd", "bwd"]}, "records": recs}
+
+    lines = headline_norms({"layernorm": doc("layernorm", 0.8), "rmsnorm": doc("rmsnorm", 0.4)}).splitlines()
+    assert [line.split("|")[1].strip() for line in lines[2:]] == [
+        "LN fwd", "LN bwd", "RMS fwd", "RMS bwd", "copy, same bytes (fwd)", "copy, same bytes (bwd)"]
+    assert lines[2].split("|")[2].strip() == "50 / 25 e"  # fastnorm 1 ms, torch 2 ms; the reference's 0.8 ms is no peer
+    assert lines[6].split("|")[2].strip() == "62" and lines[7].split("|")[2].strip() == f"62{common.HOST_MARK}"
+    only_rms = headline_norms({"layernorm": doc("layernorm", None), "rmsnorm": doc("rmsnorm", 0.4)})
+    assert only_rms.splitlines()[-1].split("|")[2].strip() == f"125{common.HOST_MARK}"
+    assert "copy, same bytes" not in headline_norms({"layernorm": doc("layernorm", None)})
+
+
 def test_host_bound_cells_are_marked():
     """A record whose host time per call reaches HOST_BOUND_FRACTION of its measured time is marked in the tables,
     the notes and the report's headline; one below it, or without a host time (CPU timing), is not."""
@@ -259,6 +305,46 @@ def test_norms_suite_end_to_end_on_cpu(tmp_path):
     assert common.read_json(tmp_path / "layernorm.json")["records"] == doc["records"]
 
 
+def test_norms_suite_same_bytes_reference_on_cpu(tmp_path):
+    """By default each case also times the same-bytes reference in both directions, after the implementations,
+    with their fields and byte count, unchecked; its column comes last and the intro says what it is."""
+    args = _args(norms, tmp_path, op="layernorm", shapes="4x40", dtypes="fp32", no_plots=True)
+    args.compile = "none"
+    doc = norms.run(args)
+    assert doc["settings"]["impls"] == ["fastnorm", "torch", common.REFERENCE]
+    assert [r["impl"] for r in doc["records"]][-2:] == [common.REFERENCE] * 2
+    mine = {r["direction"]: r for r in doc["records"] if r["impl"] == "fastnorm"}
+    for r in (r for r in doc["records"] if r["impl"] == common.REFERENCE):
+        assert r["status"] == "ok" and "mismatch" not in r and "max_rel_err_vs_fp32" not in r, r
+        assert r["bytes"] == norms.case_bytes(norms.Case("layernorm", torch.float32, 4, 40, "custom"), r["direction"],
+                                              False)
+        same = {k: v for k, v in mine[r["direction"]].items() if k in ("suite", "op", "dtype", "rows", "n", "group",
+                                                                        "model", "label", "residual", "direction")}
+        assert len(same) == 10 and same.items() <= r.items()
+    assert sorted(r["direction"] for r in doc["records"] if r["impl"] == common.REFERENCE) == ["bwd", "fwd"]
+    md = norms.markdown(doc)
+    header = next(line for line in md.splitlines() if line.startswith("| rows×N"))
+    assert [c.strip() for c in header.split("|")][-3:-1] == ["copy, same bytes GB/s (% copy)", "fastnorm vs best peer"]
+    assert "the ceiling at this size, not a peer" in md
+
+    args = _args(norms, tmp_path, op="rmsnorm", shapes="4x40", dtypes="fp32", impls="fastnorm", ops="fwd",
+                 no_plots=True)
+    doc = norms.run(args)
+    assert doc["settings"]["impls"] == ["fastnorm"] and [r["impl"] for r in doc["records"]] == ["fastnorm"]
+    assert "copy, same bytes" not in norms.markdown(doc)
+
+
+def test_norms_suite_residual_skips_the_reference(tmp_path):
+    args = _args(norms, tmp_path, op="rmsnorm", shapes="3x33", dtypes="bf16", impls="torch,copy", residual=True,
+                 no_plots=True)
+    doc = norms.run(args)
+    ref = [r for r in doc["records"] if r["impl"] == common.REFERENCE]
+    assert sorted(r["direction"] for r in ref) == ["bwd", "fwd"]
+    assert all(r["status"] == "skipped" and "fused residual" in r["reason"] and "mismatch" not in r for r in ref)
+    assert all(r["status"] == "ok" for r in doc["records"] if r["impl"] == "torch")
+    assert "copy not measured: no single-kernel same-bytes reference with a fused residual" in norms.markdown(doc)
+
+
 def test_norms_suite_residual_and_budget(tmp_path):
     args = _args(norms, tmp_path, op="rmsnorm", shapes="3x33", dtypes="bf16", impls="torch", residual=True,
                  no_plots=True)
@@ -291,6 +377,37 @@ def test_batchnorm_suite_end_to_end_on_cpu(tmp_path):
             assert r["status"] == "ok" and "mismatch" not in r, r
     assert (tmp_path / "batchnorm.json").is_file()
     assert (tmp_path / "batchnorm_float32_channels_last.png").is_file()
+
+
+def test_batchnorm_suite_same_bytes_reference_on_cpu(tmp_path):
+    """The BatchNorm suite's reference: one record per mode and layout, timed with the mode's bytes, never checked,
+    the last column of its tables; left out when ``--impls`` omits it; the report's BatchNorm headline shows it as
+    one column (a forward's / a backward's %), and its best peer is never the reference."""
+    from fastnorm.report import headline_bn
+
+    args = _args(batchnorm, tmp_path, shapes="4x3x5x5", dtypes="fp32", ops="train_fwd,train_bwd,eval_fwd,frozen_bwd",
+                 impls="torch,fastnorm,copy")
+    doc = batchnorm.run(args)
+    refs = [r for r in doc["records"] if r["impl"] == common.REFERENCE]
+    assert {(r["mode"], r["layout"]) for r in refs} == {(m, lay) for m in common.BN_MODES for lay in batchnorm.LAYOUTS}
+    for r in refs:
+        assert r["status"] == "ok" and "mismatch" not in r and "max_rel_err_vs_fp32" not in r, r
+        assert r["bytes"] == common.batch_norm_bytes(r["mode"], 300, 3, 4, 4)
+    assert doc["settings"]["impls"][-1] == common.REFERENCE
+    table = batchnorm.markdown(doc)
+    header = next(line for line in table.splitlines() if line.startswith("| shape, mode"))
+    assert header.split("|")[-3].strip() == f"{common.REFERENCE_TITLE} GB/s (% copy)"  # then fastnorm vs best peer
+    assert "not a peer" in table
+    head = headline_bn(doc, "float32")
+    assert f"{common.REFERENCE_TITLE} (fwd / bwd)" in head.splitlines()[0]
+    # The reference made fastest everywhere: the best peer is still torch ("e"), never the reference.
+    for r in refs:
+        r["ms"], r["pct_copy"] = 1e-9, 1e9
+    assert all(line.split("|")[3].strip().endswith(" e") for line in headline_bn(doc, "float32").splitlines()[2:])
+    without = batchnorm.run(_args(batchnorm, tmp_path, shapes="4x3x5x5", dtypes="fp32", ops="eval_fwd",
+                                  impls="torch,fastnorm"))
+    assert not any(r["impl"] == common.REFERENCE for r in without["records"])
+    assert common.REFERENCE_TITLE not in headline_bn(without, "float32")
 
 
 def test_bench_cli(capsys):

@@ -130,43 +130,56 @@ def _pct(rec: dict | None) -> float | None:
     return rec.get("pct_copy") if rec and rec["status"] == "ok" else None
 
 
-def _headline_cell(recs: dict[str, dict]) -> str:
-    """"fastnorm / best peer letter" in % of copy, each marked when its time was set by the host."""
-    def pct(rec):
-        return f"{_pct(rec):.0f}" + (common.HOST_MARK if common.host_bound(rec) else "")
+def _pct_text(rec: dict | None) -> str:
+    """% of copy, marked when the record's time was set by the host; "–" when not measured."""
+    if _pct(rec) is None:
+        return "–"
+    return f"{_pct(rec):.0f}" + (common.HOST_MARK if common.host_bound(rec) else "")
 
-    mine = recs.get(common.FASTNORM)
-    peers = [(_pct(r), i) for i, r in recs.items() if i != common.FASTNORM and _pct(r) is not None]
-    text = pct(mine) if _pct(mine) is not None else "–"
+
+def _headline_cell(recs: dict[str, dict]) -> str:
+    """"fastnorm / best peer letter" in % of copy, each marked when its time was set by the host (the same-bytes
+    reference is not a peer)."""
+    peers = [(_pct(r), i) for i, r in recs.items()
+             if i not in (common.FASTNORM, common.REFERENCE) and _pct(r) is not None]
+    text = _pct_text(recs.get(common.FASTNORM))
     if peers:
         best = max(peers)[1]
-        text += f" / {pct(recs[best])} {PEER_LETTER.get(best, best)}"
+        text += f" / {_pct_text(recs[best])} {PEER_LETTER.get(best, best)}"
     return text
 
 
+def _sweep_by_n(doc: dict, dtype: str, direction: str) -> dict[int, dict[str, dict]]:
+    """The (49152, N) sweep's records of one dtype and direction: N -> implementation -> record."""
+    by_n: dict[int, dict[str, dict]] = {}
+    for r in doc["records"]:
+        if r["dtype"] == dtype and r["direction"] == direction and r["group"] == "sweep":
+            by_n.setdefault(r["n"], {})[r["impl"]] = r
+    return by_n
+
+
 def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16") -> str | None:
-    """% of copy bandwidth, fastnorm / best peer (with its letter), over the (49152, N) sweep."""
+    """% of copy bandwidth, fastnorm / best peer (with its letter), over the (49152, N) sweep; then a row per
+    direction of the same-bytes reference (``common.REFERENCE``, from the LayerNorm run, else the RMSNorm one)."""
     rows, ns_present = [], set()
     for suite in NORM_SUITES:
         doc = docs.get(suite)
         if not doc:
             continue
         for direction in doc["settings"]["directions"]:
-            by_n: dict[int, dict[str, dict]] = {}
-            for r in doc["records"]:
-                if r["dtype"] == dtype and r["direction"] == direction and r["group"] == "sweep":
-                    by_n.setdefault(r["n"], {})[r["impl"]] = r
-            cells = {}
-            for n in HEADLINE_N:
-                recs = by_n.get(n)
-                if not recs:
-                    continue
-                ns_present.add(n)
-                cells[n] = _headline_cell(recs)
-            name = ("LN " if suite == "layernorm" else "RMS ") + direction
-            rows.append((name, cells))
+            by_n = _sweep_by_n(doc, dtype, direction)
+            cells = {n: _headline_cell(by_n[n]) for n in HEADLINE_N if n in by_n}
+            ns_present.update(cells)
+            rows.append((("LN " if suite == "layernorm" else "RMS ") + direction, cells))
     if not rows:
         return None
+    measured = [docs[s] for s in NORM_SUITES if docs.get(s) and any(
+        r["impl"] == common.REFERENCE for r in docs[s]["records"])]
+    for direction in measured[0]["settings"]["directions"] if measured else ():
+        by_n = _sweep_by_n(measured[0], dtype, direction)
+        cells = {n: _pct_text(by_n[n].get(common.REFERENCE)) for n in HEADLINE_N if n in by_n}
+        if any(c != "–" for c in cells.values()):
+            rows.append((f"{common.REFERENCE_TITLE} ({direction})", cells))
     ns = [n for n in HEADLINE_N if n in ns_present]
     body = [[name, *[cells.get(n, "") for n in ns]] for name, cells in rows]
     return common.markdown_table(["op", *map(str, ns)], body)
@@ -179,6 +192,9 @@ def headline_bn(doc: dict | None, dtype: str = "bfloat16") -> str | None:
     modes = doc["settings"]["modes"]
     from .bench.batchnorm import MODE_TITLES
 
+    # The same-bytes reference as one column: a forward mode's copy / a backward mode's add (each mode's bytes).
+    ref_modes = [next((m for m in modes if m.endswith(d)), None) for d in ("fwd", "bwd")]
+    with_ref = any(r["impl"] == common.REFERENCE and r["status"] == "ok" for r in doc["records"])
     body = []
     for layout in doc["settings"]["layouts"]:
         by_label: dict[str, dict[str, dict[str, dict]]] = {}
@@ -186,13 +202,15 @@ def headline_bn(doc: dict | None, dtype: str = "bfloat16") -> str | None:
             if r["dtype"] == dtype and r["layout"] == layout:
                 by_label.setdefault(r["label"], {}).setdefault(r["mode"], {})[r["impl"]] = r
         for label, per_mode in by_label.items():
-            cells = []
-            for m in modes:
-                cells.append(_headline_cell(per_mode.get(m, {})))
+            cells = [_headline_cell(per_mode.get(m, {})) for m in modes]
+            if with_ref:
+                cells.append(" / ".join(_pct_text(per_mode.get(m, {}).get(common.REFERENCE)) for m in ref_modes if m))
             body.append([label, layout, *cells])
     if not body:
         return None
-    return common.markdown_table(["shape", "layout", *[MODE_TITLES[m] for m in modes]], body)
+    kinds = " / ".join(m.split("_")[1] for m in ref_modes if m)
+    ref_title = [f"{common.REFERENCE_TITLE} ({kinds})"] if with_ref else []
+    return common.markdown_table(["shape", "layout", *[MODE_TITLES[m] for m in modes], *ref_title], body)
 
 
 def _suite_markdown(suite: str, doc: dict, out_dir: Path, json_name: str) -> str:
@@ -268,9 +286,17 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
             lines += ["## Headline (bfloat16, % of copy bandwidth: fastnorm / best peer; e = torch eager, "
                       "c = torch.compile, l = Liger, a = Apex, q = QuACK)", ""]
             if head:
-                lines += ["LayerNorm / RMSNorm, x of shape (49152, N):", "", head, ""]
+                what = "LayerNorm / RMSNorm, x of shape (49152, N)"
+                if common.REFERENCE_TITLE in head:
+                    what += (f"; \"{common.REFERENCE_TITLE}\": torch's copy kernel moving the same bytes under "
+                             "the same timer (the ceiling at each size, not a peer)")
+                lines += [what + ":", "", head, ""]
             if bn_head:
-                lines += ["BatchNorm2d, bfloat16 input, float32 parameters:", "", bn_head, ""]
+                what = "BatchNorm2d, bfloat16 input, float32 parameters"
+                if common.REFERENCE_TITLE in bn_head:
+                    what += (f"; \"{common.REFERENCE_TITLE}\": torch's copy (forward) and add (backward) kernels "
+                             "moving a mode's tensors under the same timer (one pass at that size, not a peer)")
+                lines += [what + ":", "", bn_head, ""]
             if common.HOST_MARK in (head or "") + (bn_head or ""):
                 lines += [common.HOST_NOTE + ".", ""]
 

@@ -18,6 +18,11 @@ Implementations: fastnorm, torch eager (cuDNN / native), ``torch.compile`` of th
 (``torch._dynamo.reset()`` per case; by default on the five published shapes only, within a compile budget).
 Each implementation's y (forward) or dx (backward) is compared with a float32 torch computation; beyond twice
 the output tolerance of the dtype the figure is flagged. Bytes: ``common.batch_norm_bytes``.
+
+The same-bytes reference (``common.REFERENCE``, the last column; leave it out of ``--impls`` to skip it): torch's
+copy kernel moving the mode's tensors under the same timer — the forwards ``y.copy_(x)``, the backwards
+``torch.add(x, dy, out=dx)`` — counted with the mode's bytes: the ceiling of a single pass at that size, not a peer
+(the two-pass training modes read x, or x and dy, once more).
 """
 
 from __future__ import annotations
@@ -228,7 +233,10 @@ def run(args: argparse.Namespace) -> dict:
     layouts = common.parse_list(args.layouts, LAYOUTS, "--layouts", {"nhwc": "channels_last", "cl": "channels_last"})
     aliases = {k.replace("_", "-"): k for k in MODES}
     modes = common.parse_list(args.ops, MODES, "--ops", aliases) if args.ops else list(MODES)
-    impl_names = common.parse_list(args.impls, IMPLS, "--impls") if args.impls else list(IMPLS)
+    choices = (*IMPLS, common.REFERENCE)
+    impl_names = common.parse_list(args.impls, choices, "--impls") if args.impls else list(choices)
+    reference = common.REFERENCE in impl_names
+    impl_names = [n for n in impl_names if n != common.REFERENCE]
     shapes = parse_shapes(args.shapes) if args.shapes else None
     budget = args.time_budget if args.time_budget is not None else BUDGET[mode_name]
     compile_budget = args.compile_budget if args.compile_budget is not None else COMPILE_BUDGET[mode_name]
@@ -266,24 +274,25 @@ def run(args: argparse.Namespace) -> dict:
     deadline = common.Deadline(budget)
     records: list[dict] = []
     compile_spent = 0.0
-    with common.progress(len(cases) * len(impls) * len(modes), "batchnorm") as bar:
+    with common.progress(len(cases) * (len(impls) + reference) * len(modes), "batchnorm") as bar:
         meter = common.Measurer(timer, copy["gbps"], deadline, bar)
         for case in cases:
             bar.set_postfix_str(f"{common.SHORT_DTYPE[case.dtype]} {case.layout} {case.label}", refresh=False)
             base = dict(suite="batchnorm", op="batchnorm", dtype=common.dtype_name(case.dtype), param_dtype="float32",
                         shape=list(case.shape), layout=case.layout, label=case.label)
             recs = {(i.name, m): common.record(**base, impl=i.name, mode=m) for i in impls for m in modes}
-            records += recs.values()
+            same = {m: common.record(**base, impl=common.REFERENCE, mode=m) for m in modes if reference}
+            records += [*recs.values(), *same.values()]
             reason = meter.blocked() or _memory_reason(case, device)
             if reason:
-                for rec in recs.values():
+                for rec in [*recs.values(), *same.values()]:
                     meter.skip(rec, reason)
                 continue
             try:
                 inputs = _make_inputs(case, device, args.seed)
                 refs = _references(*inputs, modes)
             except Exception as exc:
-                for rec in recs.values():
+                for rec in [*recs.values(), *same.values()]:
                     meter.fail(rec, exc)
                 continue
             for impl in impls:
@@ -301,6 +310,7 @@ def run(args: argparse.Namespace) -> dict:
                 _measure(meter, impl, case, inputs, refs, todo)
                 if impl.name == "compile":
                     compile_spent += time.perf_counter() - t0
+            _measure_reference(meter, case, inputs, same)
             del inputs, refs
             common.release(device)
 
@@ -308,7 +318,8 @@ def run(args: argparse.Namespace) -> dict:
         "suite": "batchnorm", "title": "BatchNorm", "mode": mode_name, "env": env, "copy": copy,
         "timer": timer.describe(),
         "settings": dict(dtypes=[common.dtype_name(d) for d in dtypes], layouts=layouts, modes=modes,
-                         impls=[i.name for i in impls], momentum=MOMENTUM, eps=EPS,
+                         impls=[i.name for i in impls] + ([common.REFERENCE] if reference else []),
+                         momentum=MOMENTUM, eps=EPS,
                          compile_shapes=None if compile_shapes is None else [list(s) for s in sorted(compile_shapes)],
                          time_budget_s=budget, compile_budget_s=compile_budget),
         "unavailable": unavailable, "notes": notes, "elapsed_s": round(deadline.elapsed(), 1), "records": records,
@@ -369,15 +380,44 @@ def _measure(meter: common.Measurer, impl, case: Case, inputs, refs: dict, todo:
         meter.time(rec, case_bytes(case, mode), call)
 
 
+def _measure_reference(meter: common.Measurer, case: Case, inputs, todo: dict[str, dict]) -> None:
+    """Fill ``todo`` (mode -> record) with the same-bytes reference on one case: ``y.copy_(x)`` for the forwards,
+    ``torch.add(x, dy, out=dx)`` for the backwards, timed as the implementations are and counted with the mode's
+    bytes."""
+    x, dy = inputs[0], inputs[1]
+    try:
+        out = torch.empty_like(x)  # y forward, dx backward (x's layout)
+    except Exception as exc:
+        for rec in todo.values():
+            meter.fail(rec, exc)
+        return
+    with torch.no_grad():  # x requires grad
+        for mode, rec in todo.items():
+            if meter.blocked():
+                meter.skip(rec, meter.blocked())
+                continue
+            call = (lambda: out.copy_(x)) if mode.endswith("fwd") else (lambda: torch.add(x, dy, out=out))
+            meter.time(rec, case_bytes(case, mode), call)
+
+
 # ------------------------------------------------------------------------------------ tables and plots
+
+
+def _ordered_impls(doc: dict) -> list[str]:
+    """The implementations in ``IMPLS`` order, then the same-bytes reference (the last column)."""
+    return [i for i in (*IMPLS, common.REFERENCE) if i in doc["settings"]["impls"]]
 
 
 def markdown(doc: dict, heading_level: int = 3) -> str:
     h = "#" * heading_level
-    impls = [i for i in IMPLS if i in doc["settings"]["impls"]]
-    lines = [f"{h} {doc['title']}", "",
-             f"Copy bandwidth {doc['copy']['gbps']:.0f} GB/s; cells are GB/s on the fewest bytes and % of copy; "
-             "the last column is fastnorm's speed-up over the fastest peer."]
+    impls = _ordered_impls(doc)
+    intro = (f"Copy bandwidth {doc['copy']['gbps']:.0f} GB/s; cells are GB/s on the fewest bytes and % of copy; "
+             "the last column is fastnorm's speed-up over the fastest peer.")
+    if common.REFERENCE in doc["settings"]["impls"]:
+        intro += (f" The column \"{common.REFERENCE_TITLE}\" is what torch's copy kernel reaches moving the mode's "
+                  "tensors under the same timer (forwards `y.copy_(x)`, backwards `torch.add(x, dy, out=dx)`) — the "
+                  "ceiling of one pass at this size, not a peer.")
+    lines = [f"{h} {doc['title']}", "", intro]
     for name, reason in doc.get("unavailable", {}).items():
         lines.append(f"- {name}: not available ({reason})")
     lines += [f"- {n}" for n in doc.get("notes", [])]
@@ -423,7 +463,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtypes", help="comma list of bf16,fp32,fp16 input dtypes (default bf16,fp32; quick: bf16)")
     p.add_argument("--layouts", default="nchw,channels_last", help="comma list of nchw,channels_last")
     p.add_argument("--ops", help=f"comma list of {','.join(MODES)} (default: all)")
-    p.add_argument("--impls", help=f"comma list of {','.join(IMPLS)} (default: all)")
+    p.add_argument("--impls", help=f"comma list of {','.join(IMPLS)},{common.REFERENCE} (default: all; "
+                   f"{common.REFERENCE} is the same-bytes reference, not a peer)")
     p.add_argument("--shapes", help="custom shapes NxCxHxW, comma separated")
     p.add_argument("--compile", choices=("subset", "all", "none"), default="subset",
                    help="where torch.compile is measured (default: the published shapes only)")

@@ -14,6 +14,9 @@ How a figure is made (``../shared/BENCHMARKS.md``'s protocol)
   itself includes host time. Host speed differs between machines (several-fold for the same Python code), which
   moves the marked rows between runs on different machines.
 * **Copy ceiling.** ``dst.copy_(src)`` on a 1 GiB tensor in the same process; bytes = read + written.
+* **Same-bytes reference** (``REFERENCE``, the norm suites). torch's copy kernel moving the op's tensors at the
+  op's size under the same timer, counted with the op's bytes: the ceiling at that size, not a peer (``speedup``
+  and the report's best peer leave it out).
 * **Bytes.** The fewest the op must move, the same count for every implementation (formulas below);
   GB/s = bytes / median time, and % of the copy bandwidth.
 
@@ -530,7 +533,16 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 
 FASTNORM = "fastnorm"
+#: Not a peer: torch's copy kernel moving the same bytes as the op under the same timer (the ceiling at that size).
+REFERENCE = "copy"
+#: Its name in table headers, plot legends and the report's headline.
+REFERENCE_TITLE = "copy, same bytes"
 MISMATCH_MARK = "!"
+
+
+def _impl_title(impl: str) -> str:
+    """What a table header or plot legend calls ``impl``."""
+    return REFERENCE_TITLE if impl == REFERENCE else impl
 
 
 def _cell(rec: dict | None) -> str:
@@ -547,11 +559,11 @@ def _cell(rec: dict | None) -> str:
 
 
 def speedup(recs: dict[str, dict]) -> tuple[float, str] | None:
-    """``(best peer time / fastnorm time, best peer)`` among the measured ones, or None."""
+    """``(best peer time / fastnorm time, best peer)`` among the measured ones (not ``REFERENCE``), or None."""
     mine = recs.get(FASTNORM)
     if mine is None or mine["status"] != "ok":
         return None
-    peers = [(r["ms"], name) for name, r in recs.items() if name != FASTNORM and r["status"] == "ok"]
+    peers = [(r["ms"], name) for name, r in recs.items() if name not in (FASTNORM, REFERENCE) and r["status"] == "ok"]
     if not peers:
         return None
     ms, name = min(peers)
@@ -560,14 +572,15 @@ def speedup(recs: dict[str, dict]) -> tuple[float, str] | None:
 
 def perf_table(records: Sequence[dict], row_key: Callable[[dict], str], impls: Sequence[str],
                row_header: str = "shape") -> str:
-    """Rows by ``row_key`` (in first-seen order), a column of "GB/s (% of copy)" per implementation, and the
-    speed-up of fastnorm over the best measured peer. Errors and skips are listed under the table."""
+    """Rows by ``row_key`` (in first-seen order), a column of "GB/s (% of copy)" per implementation (and for
+    ``REFERENCE``), and the speed-up of fastnorm over the best measured peer. Errors and skips are listed under
+    the table."""
     rows: dict[str, dict[str, dict]] = {}
     for r in records:
         rows.setdefault(row_key(r), {})[r["impl"]] = r
     present = [i for i in impls if any(i in v for v in rows.values())]
-    header = [row_header, *[f"{i} GB/s (% copy)" for i in present]]
-    has_fast = FASTNORM in present and len(present) > 1
+    header = [row_header, *[f"{_impl_title(i)} GB/s (% copy)" for i in present]]
+    has_fast = FASTNORM in present and any(i not in (FASTNORM, REFERENCE) for i in present)
     if has_fast:
         header.append("fastnorm vs best peer")
     body = []
@@ -653,14 +666,15 @@ def _style(impl: str) -> dict:
     styles = {FASTNORM: dict(color="#d62728", linewidth=2.4, marker="o", zorder=5),
               "torch": dict(color="#1f77b4", marker="s"), "compile": dict(color="#2ca02c", marker="^"),
               "liger": dict(color="#9467bd", marker="D"), "apex": dict(color="#8c564b", marker="v"),
-              "quack": dict(color="#ff7f0e", marker="P")}
+              "quack": dict(color="#ff7f0e", marker="P"),
+              REFERENCE: dict(color="#7f7f7f", linestyle="--", marker=".", zorder=1)}
     return {"markersize": 4, "linewidth": 1.4, **styles.get(impl, {})}
 
 
 def plot_sweep(panels: Sequence[tuple[str, Sequence[dict]]], copy_gbps: float, path: Path | str, title: str) -> Path:
     """OneFlow-style sweep plots: for each ``(panel title, records)`` a row of two axes, time (µs) vs N and
-    GB/s vs N, one line per implementation, the copy bandwidth as a horizontal line. Records need ``n``,
-    ``impl``, ``status`` and, when ok, ``ms`` and ``gbps``."""
+    GB/s vs N, one line per implementation (``REFERENCE`` grey, dashed: the ceiling at each size), the copy
+    bandwidth as a horizontal line. Records need ``n``, ``impl``, ``status`` and, when ok, ``ms`` and ``gbps``."""
     plt = _pyplot()
     fig, axes = plt.subplots(len(panels), 2, figsize=(12, 3.6 * len(panels)), squeeze=False)
     for row, (name, recs) in enumerate(panels):
@@ -671,8 +685,8 @@ def plot_sweep(panels: Sequence[tuple[str, Sequence[dict]]], copy_gbps: float, p
             if not pts:
                 continue
             ns, ms, bw = zip(*pts, strict=True)
-            ax_t.plot(ns, [m * 1e3 for m in ms], label=impl, **_style(impl))
-            ax_b.plot(ns, bw, label=impl, **_style(impl))
+            ax_t.plot(ns, [m * 1e3 for m in ms], label=_impl_title(impl), **_style(impl))
+            ax_b.plot(ns, bw, label=_impl_title(impl), **_style(impl))
         ax_b.axhline(copy_gbps, color="black", linestyle="--", linewidth=1, label=f"copy {copy_gbps:.0f} GB/s")
         for ax in (ax_t, ax_b):
             ax.set_xscale("log", base=2)

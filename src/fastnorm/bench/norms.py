@@ -14,6 +14,10 @@ time), Liger-Kernel, Apex and QuACK when importable. A peer that is missing or f
   method for every implementation (dx, dγ, dβ).
 * Each implementation's y and dx on the first rows are compared with a float32 torch computation; a
   difference beyond twice the output tolerance of the dtype flags the figure (``!`` in the table).
+* The same-bytes reference (``common.REFERENCE``, the last column; leave it out of ``--impls`` to skip it):
+  torch's copy kernel moving the same bytes under the same timer — forward ``y.copy_(x)``, backward
+  ``torch.add(x, dy, out=dx)`` (the op's tensors), counted with the op's bytes — the ceiling at that size, not a
+  peer. It computes something else, so it is not checked; with ``--residual`` it is not measured.
 
 Bytes are ``common.layer_norm_bytes`` / ``common.rms_norm_bytes``; figures are GB/s and % of the copy
 bandwidth measured at the start of the run.
@@ -291,7 +295,10 @@ def run(args: argparse.Namespace) -> dict:
     mode = "quick" if quick else "full"
     dtypes = common.parse_dtypes(args.dtypes or ("bf16" if quick else "bf16,fp32"))
     directions = common.parse_list(args.ops, ("fwd", "bwd"), "--ops", {"forward": "fwd", "backward": "bwd"})
-    impl_names = common.parse_list(args.impls, IMPLS, "--impls") if args.impls else list(IMPLS)
+    choices = (*IMPLS, common.REFERENCE)
+    impl_names = common.parse_list(args.impls, choices, "--impls") if args.impls else list(choices)
+    reference = common.REFERENCE in impl_names
+    impl_names = [n for n in impl_names if n != common.REFERENCE]
     shapes = parse_shapes(args.shapes) if args.shapes else None
     residual = bool(args.residual)
     eps = EPS[op]
@@ -333,7 +340,7 @@ def run(args: argparse.Namespace) -> dict:
     for note in notes:
         print(f"  {note}", flush=True)
     deadline = common.Deadline(budget)
-    total = len(cases) * len(impls) * len(directions)
+    total = len(cases) * (len(impls) + reference) * len(directions)
     records: list[dict] = []
     compile_spent = 0.0
     with common.progress(total, f"{op}") as bar:
@@ -343,16 +350,17 @@ def run(args: argparse.Namespace) -> dict:
             base = dict(suite=op, op=op, dtype=common.dtype_name(case.dtype), rows=case.rows, n=case.n,
                         group=case.group, model=case.model, label=case.label, residual=residual)
             recs = {(i.name, d): common.record(**base, impl=i.name, direction=d) for i in impls for d in directions}
-            records += recs.values()
+            refs = {d: common.record(**base, impl=common.REFERENCE, direction=d) for d in directions if reference}
+            records += [*recs.values(), *refs.values()]
             reason = meter.blocked() or _memory_reason(case, device, residual)
             if reason:
-                for rec in recs.values():
+                for rec in [*recs.values(), *refs.values()]:
                     meter.skip(rec, reason)
                 continue
             try:
                 inputs = _make_inputs(case, device, residual, seed=args.seed)
             except Exception as exc:  # recorded against every implementation of this case
-                for rec in recs.values():
+                for rec in [*recs.values(), *refs.values()]:
                     meter.fail(rec, exc)
                 continue
             ref = None
@@ -373,13 +381,15 @@ def run(args: argparse.Namespace) -> dict:
                 _measure(meter, impl, case, inputs, ref, eps, todo, residual)
                 if impl.name == "compile":
                     compile_spent += time.perf_counter() - t0
+            _measure_reference(meter, case, inputs, refs, residual)
             del inputs, ref
             common.release(device)
 
     doc = {
         "suite": op, "title": TITLES[op], "mode": mode, "env": env, "copy": copy, "timer": timer.describe(),
         "settings": dict(dtypes=[common.dtype_name(d) for d in dtypes], directions=directions,
-                         impls=[i.name for i in impls], residual=residual, eps=eps, sweep_rows=SWEEP_ROWS,
+                         impls=[i.name for i in impls] + ([common.REFERENCE] if reference else []),
+                         residual=residual, eps=eps, sweep_rows=SWEEP_ROWS,
                          compile_n=None if compile_n is None else sorted(compile_n), time_budget_s=budget,
                          compile_budget_s=compile_budget),
         "unavailable": unavailable, "notes": notes, "elapsed_s": round(deadline.elapsed(), 1),
@@ -455,22 +465,47 @@ def _measure(meter: common.Measurer, impl: Impl, case: Case, inputs, ref, eps: f
                    lambda: torch.autograd.grad(outs, targets, grad_outs, retain_graph=True))
 
 
+def _measure_reference(meter: common.Measurer, case: Case, inputs, todo: dict[str, dict], residual: bool) -> None:
+    """Fill ``todo`` (direction -> record) with the same-bytes reference on one case: ``y.copy_(x)`` forward,
+    ``torch.add(x, dy, out=dx)`` backward, timed as the implementations are and counted with the op's bytes."""
+    if residual:
+        for rec in todo.values():
+            meter.skip(rec, "no single-kernel same-bytes reference with a fused residual")
+        return
+    x, dy = inputs[0], inputs[4]
+    try:
+        out = torch.empty_like(x)  # y forward, dx backward
+    except Exception as exc:
+        for rec in todo.values():
+            meter.fail(rec, exc)
+        return
+    calls = {"fwd": lambda: out.copy_(x), "bwd": lambda: torch.add(x, dy, out=out)}
+    with torch.no_grad():  # x requires grad
+        for direction, rec in todo.items():
+            meter.time(rec, case_bytes(case, direction, residual), calls[direction])
+
+
 # ------------------------------------------------------------------------------------ tables and plots
 
 
 def _ordered_impls(doc: dict) -> list[str]:
-    return [i for i in IMPLS if i in doc["settings"]["impls"]]
+    """The implementations in ``IMPLS`` order, then the same-bytes reference (the last column)."""
+    return [i for i in (*IMPLS, common.REFERENCE) if i in doc["settings"]["impls"]]
 
 
 def markdown(doc: dict, heading_level: int = 3) -> str:
     """The suite's tables (one per dtype and direction) as Markdown, with the plots linked."""
     h = "#" * heading_level
     lines = [f"{h} {doc['title']}" + (" (fused residual)" if doc["settings"].get("residual") else ""), ""]
-    lines.append(f"Copy bandwidth {doc['copy']['gbps']:.0f} GB/s; x of shape (rows, N), weight in x's dtype; cells "
-                 "are GB/s on the fewest bytes and % of copy; the last column is fastnorm's speed-up over the fastest "
-                 "peer. Forward = the training forward (inputs require grad, statistics saved); backward = "
-                 "`torch.autograd.grad` of the parameters and x after one forward, the same for every "
-                 "implementation.")
+    intro = (f"Copy bandwidth {doc['copy']['gbps']:.0f} GB/s; x of shape (rows, N), weight in x's dtype; cells "
+             "are GB/s on the fewest bytes and % of copy; the last column is fastnorm's speed-up over the fastest "
+             "peer. Forward = the training forward (inputs require grad, statistics saved); backward = "
+             "`torch.autograd.grad` of the parameters and x after one forward, the same for every implementation.")
+    if common.REFERENCE in doc["settings"]["impls"]:
+        intro += (f" The column \"{common.REFERENCE_TITLE}\" is what torch's copy kernel reaches moving the same bytes "
+                  "under the same timer (forward `y.copy_(x)`, backward `torch.add(x, dy, out=dx)`) — the ceiling at "
+                  "this size, not a peer.")
+    lines.append(intro)
     for name, reason in doc.get("unavailable", {}).items():
         lines.append(f"- {name}: not available ({reason})")
     lines += [f"- {n}" for n in doc.get("notes", [])]
@@ -519,7 +554,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="few shapes, bfloat16 only (about a minute)")
     p.add_argument("--dtypes", help="comma list of fp32,bf16,fp16 (default bf16,fp32; quick: bf16)")
     p.add_argument("--ops", default="fwd,bwd", help="comma list of fwd,bwd")
-    p.add_argument("--impls", help=f"comma list of {','.join(IMPLS)} (default: all that are importable)")
+    p.add_argument("--impls", help=f"comma list of {','.join(IMPLS)},{common.REFERENCE} (default: all that are "
+                   f"importable; {common.REFERENCE} is the same-bytes reference, not a peer)")
     p.add_argument("--shapes", help="custom shapes instead of the sweep: N (rows 49152) or RxN, comma separated")
     p.add_argument("--no-models", action="store_true", help="leave out the model shapes")
     p.add_argument("--residual", action="store_true", help="benchmark the fused residual add (y, h = norm(x + r))")
