@@ -113,7 +113,24 @@ def _norm_cases(fastnorm) -> list:
                 fastnorm.layer_norm(x.detach(), n, w.detach())  # inference: no saved statistics
         big = _meta(2**31 // 1024 + 1, 1024, dtype=torch.bfloat16, grad=True)  # 64-bit offsets
         _fwd_bwd(fastnorm.layer_norm, big, 1024)
-    return cases + [options]
+
+    def device_entries():  # the entries of named devices (meta tensors have no device: name one)
+        from fastnorm.kernels import config
+
+        named = config.device_name
+        try:
+            for part, by_size in config.NORM_TUNED_BY_DEVICE.items():
+                config.device_name = lambda index, part=part: part
+                for dtype in (torch.bfloat16, torch.float32):
+                    for _, _, n in by_size.get(dtype.itemsize, {}):
+                        x = _meta(33, n, dtype=dtype, grad=True)
+                        r = _meta(33, n, dtype=dtype, grad=True)
+                        w = _meta(n, dtype=dtype, grad=True)
+                        _fwd_bwd(fastnorm.layer_norm, x, n, w, _meta(n, dtype=dtype, grad=True))
+                        _fwd_bwd(fastnorm.rms_norm, x, n, w, residual=r, every_output=True)
+        finally:
+            config.device_name = named
+    return cases + [options, device_entries]
 
 
 def _tuned_rows(elem_size: int) -> list[int]:

@@ -1123,6 +1123,49 @@ def test_tuned_key_buckets(monkeypatch):
     assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 8, None, True)  # untuned: the rules
 
 
+def test_device_entries_serve_their_own_keys_only(monkeypatch):
+    """On a device NORM_TUNED_BY_DEVICE names (a substring of its name), its entries replace the tables' at their own
+    key; rows of a 3P/4 key without one keep the tables' choice (never the device's P entry); other devices, and no
+    device, keep the tables."""
+    monkeypatch.setattr(C, "NORM_TUNED_BY_DEVICE", {"H100": {2: {("fwd", True, 32768): (1, 32768, False, 32, 1, 0)}}})
+    base = {n: C.norm_fwd_config(n, 2, 0, True) for n in (20000, 24577, 32768)}
+    for name, applies in (("NVIDIA H100 80GB HBM3", True), ("NVIDIA H200", False), ("", False)):
+        monkeypatch.setattr(C, "device_name", lambda index, name=name: name)
+        for n in (24577, 32768):  # key 32768
+            cfg = C.norm_fwd_config(n, 2, 0, True)
+            assert (cfg == C.NormConfig(1, 32768, False, 32, 1, 0)) == applies, (name, n, cfg)
+            assert applies or cfg == base[n]
+        assert C.norm_fwd_config(20000, 2, 0, True) == base[20000]  # key 24576: the tables' entry (or rules)
+        assert C.norm_fwd_config(32768, 2, 0, False) == C.norm_fwd_config(32768, 2, None, False)  # LayerNorm: none
+        assert C.norm_fwd_config(32768, 4, 0, True) == C.norm_fwd_config(32768, 4, None, True)  # float32: none
+
+
+@pytest.mark.gpu
+def test_device_entries_gpu():
+    """This GPU's own entries (NORM_TUNED_BY_DEVICE, when its name matches one) against the float64 reference, at the
+    first and the last row of each entry's key, forward and backward, and the forward with a fused residual (which
+    the entries were not measured with); skipped on a device without entries."""
+    entries = next((by_size for part, by_size in C.NORM_TUNED_BY_DEVICE.items() if part in C.device_name(0)), None)
+    if entries is None:
+        pytest.skip(f"no device entries for {C.device_name(0)!r}")
+    dtypes = {2: torch.bfloat16, 4: torch.float32}
+    for seed, (size, (kind, is_rms, key)) in enumerate((s, k) for s, table in entries.items() for k in table):
+        first = 3 * key // 4 + 1 if key & (key - 1) == 0 else 2 * key // 3 + 1
+        for n in (first, key):
+            assert C.norm_tuned_key(n) == key and C._device_entry(kind, is_rms, n, size, 0) is not None
+            dt = dtypes[size]
+            x, r, dy = (_rand((61, n), dt, "cuda", seed + k, offset=0.5) for k in (0, 4, 3))
+            w = _rand((n,), dt, "cuda", seed + 1, offset=1.0)
+            b = None if is_rms else _rand((n,), dt, "cuda", seed + 2)
+            _check_all(is_rms, x, n, w, b, 1e-5, dy)
+            if is_rms:
+                y, h = fastnorm.rms_norm(x, (n,), w, eps=1e-5, residual=r)
+            else:
+                y, h = fastnorm.layer_norm(x, (n,), w, b, eps=1e-5, residual=r)
+            assert torch.equal(h, x + r)
+            assert_close("y", y, _reference(is_rms, h, w, b, 1e-5, dy)[0], dt)
+
+
 def test_held_forward_entries_and_a_residual():
     """A measured forward entry that holds x as loaded (bf16 65536: one whole row per program) gives way to the
     rules' chunks with a fused residual, whose s = x + r it would hold in fp32; entries that do not hold stay."""

@@ -22,6 +22,14 @@ def multiprocessor_count(device_index: int | None) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
+@functools.cache
+def device_name(device_index: int | None) -> str:
+    """The CUDA device's name ("" without one: the interpreter, CPU tensors)."""
+    if device_index is None or not torch.cuda.is_available():
+        return ""
+    return torch.cuda.get_device_name(device_index)
+
+
 def device_index(t: torch.Tensor) -> int | None:
     return t.device.index if t.device.type == "cuda" else None
 
@@ -230,6 +238,27 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
+#: Forward entries measured better on another device than the H200 the tables above were tuned on: by a substring
+#: of the device's name, x's element size, then the tables' key. An entry serves only rows whose own key
+#: (``norm_tuned_key``) it is — never a 3P/4 key's fallback to its power of two, where it was not measured (session
+#: 18's overrides took rows of 16385-24576 to a 32768 tile and lost there). Measured on an H100 (NOTES.md, session
+#: 19; kernels only, two passes, % of copy, the tables' entry -> this one); the H200 measured the other way at
+#: these keys (sessions 13, 16: RMS 32768 whole row 89.5 against looped 95.8, fp32 LN 16384 89.1 against 92.4).
+NORM_TUNED_BY_DEVICE: dict[str, dict[int, dict[tuple[str, bool, int], NormEntry]]] = {
+    "H100": {
+        2: {
+            ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # LN 25000 66.0 -> 83.4, 32768 93.9 -> 97.5
+            ("fwd", True, 32768): (1, 32768, False, 32, 1, 0),  # RMS 25000 96.6 -> 95.3, 28000 95.6 -> 98.3,
+            #                                                     32768 94.1 -> 99.7 (Liger's whole row: 101.2)
+            ("fwd", True, 8192): (1, 8192, False, 8, 1, 0),  # RMS 6500 99.0 -> 98.8, 8192 93.4 -> 98.9
+        },
+        4: {
+            ("fwd", False, 16384): (1, 16384, False, 32, 1, 0),  # LN 13000 88.2 -> 93.4, 16384 92.5 -> 99.6
+        },
+    },
+}
+
+
 #: Backward rows split across programs (``NormConfig.split``), measured winners for 16-bit inputs on an H200 (NOTES.md,
 #: sessions 10 and 14), by (is_rms, ``norm_tuned_key(N)``, falling back to next_pow2(N)'s; rows longer than the longest
 #: key take its entry): (block_n, num_warps, programs per SM, w_in_loop, early_loads). Kernels only, % of copy against
@@ -311,11 +340,20 @@ def _tuned_entry(table: dict, prefix: tuple, n: int):
     return table[key] if key in table else table.get((*prefix, _next_pow2(n)))
 
 
+def _device_entry(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None):
+    """NORM_TUNED_BY_DEVICE's entry for rows of ``n`` on ``device`` (its own key only), or None."""
+    name = device_name(device)
+    for part, by_size in NORM_TUNED_BY_DEVICE.items():
+        if part in name:
+            return by_size.get(elem_size, {}).get((kind, is_rms, norm_tuned_key(n)))
+    return None
+
+
 def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
     tables = _tables(elem_size)
     if tables is None:
         return None
-    hit = _tuned_entry(tables[0], (kind, is_rms), n)
+    hit = _device_entry(kind, is_rms, n, elem_size, device) or _tuned_entry(tables[0], (kind, is_rms), n)
     if hit is None:
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *rest = hit
