@@ -662,38 +662,56 @@ def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
     assert dx.cb * dx.bs == 64 and dx.split > 1, dx
 
 
-def test_apply32_plan_tiles():
-    """The apply launch ("apply") over large NCHW tensors of 4-byte x (division layout) takes items of one
-    BN_APPLY32_TILE tile (two where BN_MAX_SPLIT caps the items of a channel block); bfloat16, channels-last, the
-    row layout and smaller tensors keep the "stream" plan, and so does SyncBatchNorm's apply ("stream")."""
-    for flat, c, v, size, lanes in ((False, 64, 256 * 3136, 4, 0), (False, 1024, 256 * 196, 4, 0),
-                                    (False, 3, 64 * 50176, 4, 0), (False, 64, 256 * 12544, 4, 0),
-                                    (False, 1024, 256 * 196, 2, 0), (True, 64, 256 * 3136, 4, 0),
-                                    (False, 2048, 512 * 64, 4, 64), (False, 256, 8 * 784, 4, 0)):
-        plan = config.batch_norm_plan(flat, c, v, size, "apply", "fwd", 132, lanes)
-        stream = config.batch_norm_plan(flat, c, v, size, "stream", "fwd", 132, lanes)
-        one_tile = not flat and not lanes and size == 4 and c * v >= config.BN_STREAM_LARGE[0]
-        assert plan.split * plan.vpi >= v > (plan.split - 1) * plan.vpi
-        assert plan.vpi % plan.bs == 0 and plan.split <= config.BN_MAX_SPLIT
-        assert (plan == stream) == (not one_tile), (c, v, plan, stream)
-        if one_tile:
-            assert plan.cb * plan.bs == config.BN_APPLY32_TILE, (c, v, plan)
-            assert plan.vpi == plan.bs or -(-v // plan.bs) > config.BN_MAX_SPLIT, (c, v, plan)
+def test_apply_flat_rule():
+    """The one-pass forward takes the flat kernel from BN_APPLY_FLAT[0] elements of 4-byte x in either layout and of
+    16-bit x in NCHW, where a program's channel window (NCHW: the runs of S its block can touch; channels-last:
+    every channel) is at most BN_APPLY_FLAT[3] slots; never for 16-bit channels-last (measured slower), float64
+    (unmeasured) or smaller tensors."""
+    big, block, _, most = config.BN_APPLY_FLAT
+    for numel, size, flat, c, s, expected in (
+            (big, 4, False, 64, 3136, True), (big, 4, True, 64, 1, True), (big, 2, False, 1024, 196, True),
+            (big, 2, True, 64, 1, False), (big, 8, False, 64, 3136, False), (big - 1, 4, False, 64, 3136, False),
+            (big, 4, True, most, 1, True), (big, 4, True, most + 1, 1, False),
+            (big, 4, False, 2048, 49, True), (big, 4, False, 64, -(-block // (most - 2)), True),
+            (big, 4, False, 64, -(-block // (most - 2)) - 1, False)):
+        assert config.batch_norm_apply_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
+    assert config.batch_norm_flat_window(64, 1, True) == 64 and config.batch_norm_flat_window(3, 1, True) == 4
+    assert config.batch_norm_flat_window(64, 49, False) == 32  # 1024 // 49 + 2 = 22 runs at most
+    assert config.batch_norm_flat_window(64, 4096, False) == 2
 
 
-@pytest.mark.parametrize("training", [False, True])
-def test_apply32_one_tile_items(monkeypatch, training, device):
-    """Evaluation and the two-launch training forward's apply pass with items of one BN_APPLY32_TILE tile (the
-    large-tensor rule, its threshold lowered) against the reference."""
+@pytest.mark.parametrize("shape,cl", [((3, 5, 7, 9), False), ((3, 5, 7, 9), True), ((2, 3, 4, 2, 3), True),
+                                      ((6, 4), False), ((4, 7, 3), False), ((2, 3, 70, 3), False)])
+@pytest.mark.parametrize("mode", ["eval", "train", "frozen"])
+def test_apply_flat_against_reference(monkeypatch, shape, cl, mode, device):
+    """Evaluation, the two-launch training forward's apply pass and the frozen forward through the flat kernel (its
+    threshold lowered to 0; ragged last blocks: BLOCK 64 over 189-1260 elements), NCHW (both S layouts),
+    channels-last, (N, C), (N, C, L) and 3-d, with ReLU and a residual, without parameters, under fix_gamma, 16- and
+    32-bit x (16-bit channels-last rows take the tiled kernel), forward and backward against the reference; y poisoned
+    before every flat launch."""
+    monkeypatch.setattr(config, "BN_APPLY_FLAT", (0, 64, 2, 256))
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
     monkeypatch.setattr(config, "BN_RESIDENT", False)
-    monkeypatch.setattr(config, "BN_STREAM_LARGE", (64, 64))
-    monkeypatch.setattr(config, "BN_APPLY32_TILE", 32)
-    plans = _record_plans(monkeypatch)
-    x, w, b, rm, rv = _make((3, 12, 9, 10), False, torch.float32, device)  # S = 90: the division layout
-    _check_bn(x, w, b, rm, rv, training=training)
-    apply = [p for kind, direction, p in plans if (kind, direction) == ("apply", "fwd")]
-    assert apply and all(p.cb * p.bs == 32 and p.vpi == p.bs and p.split > 1 for p in apply), apply
+    passes = []
+    real = K._apply_flat_pass
+
+    def poisoned(xv, y, *args, **kwargs):
+        y.fill_(float("nan"))
+        passes.append(xv.flat)
+        return real(xv, y, *args, **kwargs)
+
+    monkeypatch.setattr(K, "_apply_flat_pass", poisoned)
+    training, glob = mode != "eval", mode == "frozen"
+    for dtype, options in ((torch.float32, {}), (torch.bfloat16, {"activation": "relu", "z": True}),
+                           (torch.float16, {"fix_gamma": True}), (torch.float32, {"affine": False})):
+        x, w, b, rm, rv = _make(shape, cl, dtype, device, seed=10 + len(passes))  # dy: seed 1
+        if options.get("affine") is False:
+            w = b = None
+        z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
+        _check_bn(x, w, b, rm, rv, training=training, use_global_stats=glob, fix_gamma=options.get("fix_gamma", False),
+                  activation=options.get("activation"), z=z)
+    flat = cl or len(shape) == 2
+    assert passes == [flat] * (2 if flat else 4), passes  # 16-bit channels-last rows keep the tiled kernel
 
 
 # ------------------------------------------------------------------------------ the single-read training forward

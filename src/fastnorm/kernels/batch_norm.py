@@ -374,15 +374,16 @@ def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
         off = _tile_offsets(c, v, C, S, FLAT, L)
-        _apply_tile(tl.load(x_ptr + off, mask=m, other=0.0), off, m, y_ptr, z_ptr, shift, mrel, scale, beta,
-                    HAS_Z, RELU, ACC)
+        _apply_tile(tl.load(x_ptr + off, mask=m, other=0.0), off, m, y_ptr, z_ptr, shift[:, None], mrel[:, None],
+                    scale[:, None], beta[:, None], HAS_Z, RELU, ACC)
 
 
 @triton.jit
 def _apply_tile(xv, off, m, y_ptr, z_ptr, shift, mrel, scale, beta, HAS_Z: tl.constexpr, RELU: tl.constexpr,
                 ACC: tl.constexpr):
-    """Store y = act(((x - shift) - mrel)·scale + beta + z) of one [CB, *] tile of x (as loaded) at ``off``."""
-    yv = ((xv.to(ACC) - shift[:, None]) - mrel[:, None]) * scale[:, None] + beta[:, None]
+    """Store y = act(((x - shift) - mrel)·scale + beta + z) of x (as loaded) at ``off``: a [CB, *] tile with the
+    channels' values as [CB, 1], or a flat block with each element's own."""
+    yv = ((xv.to(ACC) - shift) - mrel) * scale + beta
     if HAS_Z:
         yv += tl.load(z_ptr + off, mask=m, other=0.0).to(ACC)
     if RELU:
@@ -525,6 +526,46 @@ def _bn_apply_kernel(
 
 
 @triton.jit
+def _bn_apply_flat_kernel(
+    x_ptr, y_ptr, z_ptr, w_ptr, b_ptr, mean_ptr, mrel_ptr, sd_ptr, save_mean_ptr, save_rstd_ptr, numel, eps_hi, eps_lo,
+    S: tl.constexpr, C: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr,
+    WIN: tl.constexpr, HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr, HAS_W: tl.constexpr,
+    HAS_B: tl.constexpr, FIX_GAMMA: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr,
+):
+    """The one-pass forward (``_bn_apply_kernel``'s y) as a flat pointwise kernel over a dense x, BLOCK consecutive
+    elements a program: element i belongs to channel (i // S) % C (NCHW) or i % C (FLAT: channels-last rows), S and
+    C compiled in (divisions by constants). A program first forms the per-channel values of the WIN channel slots its
+    block can touch — NCHW: the runs q = i // S from its first one, q0, on; FLAT: every channel (WIN >= C) — as
+    ``_bn_apply_kernel`` forms them per item, then gathers each element's from registers. SAVE: the slot of each
+    channel's run in image 0 (NCHW; FLAT: the first program) writes its mean and invstd out for the backward."""
+    i0 = tl.program_id(0).to(IDX) * BLOCK
+    i = i0 + tl.arange(0, BLOCK).to(IDX)
+    m = i < numel
+    t = tl.arange(0, WIN)
+    if FLAT:
+        cw = t
+        wm = t < C
+        first = wm & (t * 0 + tl.program_id(0) == 0)  # the first program (as a vector: the interpreter's masks)
+        slot = (i % C).to(tl.int32)
+    else:
+        q0 = i0 // S
+        qw = q0 + t
+        cw = (qw % C).to(tl.int32)
+        wm = qw <= (tl.minimum(i0 + BLOCK, numel) - 1) // S  # the runs the block holds
+        first = wm & (qw < C)
+        slot = (i // S - q0).to(tl.int32)
+    mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
+    rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
+    if SAVE:
+        tl.store(save_mean_ptr + cw, mean_w, mask=first)
+        tl.store(save_rstd_ptr + cw, rstd_w, mask=first)
+    scale_w = _weight_scale(w_ptr, rstd_w, cw, wm, HAS_W, FIX_GAMMA, ACC)
+    beta_w = _load_param(b_ptr, cw, wm, HAS_B, 0.0, ACC)
+    _apply_tile(tl.load(x_ptr + i, mask=m, other=0.0), i, m, y_ptr, z_ptr, tl.gather(mean_w, slot, 0),
+                tl.gather(mrel_w, slot, 0), tl.gather(scale_w, slot, 0), tl.gather(beta_w, slot, 0), HAS_Z, RELU, ACC)
+
+
+@triton.jit
 def _resident_index(c, cmask, j, V, C, VP: tl.constexpr, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr,
                     L: tl.constexpr):
     """Item ``j`` of a channel block, the [CB, VP] tile of inner indices [j·VP, (j + 1)·VP) -> (its element
@@ -597,7 +638,8 @@ def _bn_fwd_resident_kernel(
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
     off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, FLAT, L)
-    _apply_tile(xr, off, m, y_ptr, z_ptr, shift, mrel, scale, beta, HAS_Z, RELU, ACC)
+    _apply_tile(xr, off, m, y_ptr, z_ptr, shift[:, None], mrel[:, None], scale[:, None], beta[:, None], HAS_Z, RELU,
+                ACC)
 
 
 # ---------------------------------------------------------------------------------------------- backward
@@ -1082,6 +1124,7 @@ class Peers(NamedTuple):
 _fwd_fused = _Launcher(_bn_fwd_fused_kernel)
 _fwd_resident = _Launcher(_bn_fwd_resident_kernel)
 _apply = _Launcher(_bn_apply_kernel)
+_apply_flat = _Launcher(_bn_apply_flat_kernel)
 _bwd_fused = _Launcher(_bn_bwd_fused_kernel)
 _bwd_dx = _Launcher(_bn_bwd_dx_kernel)
 _merge = _Launcher(_bn_merge_stats_kernel)
@@ -1299,11 +1342,15 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     With ``save`` returns (mean, invstd) copies in the accumulation dtype for the backward."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
-    plan = _plan(xv, xv.x.element_size(), "apply", "fwd")
-    ncb = -(-c // plan.cb)
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
     eh, el = _hilo(eps)
+    if config.batch_norm_apply_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s):
+        _apply_flat_pass(xv, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, (eh, el), is_var=is_var,
+                         fix_gamma=fix_gamma, relu=relu)
+        return save_mean, save_rstd
+    plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
+    ncb = -(-c // plan.cb)
     _launch(_apply, "apply", ncb * plan.split, (
         xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, None, None, None, None, None, None, None,
         c, v, plan.vpi, plan.split, eh, el, 0, 0, 0, 0.0, 0.0,
@@ -1313,6 +1360,21 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
         PEERS=False, XB=1, TIMEOUT_NS=0, UPDATE_RUNNING=False, MOMENTUM_NONE=False,
     ), xv, plan)
     return save_mean, save_rstd
+
+
+def _apply_flat_pass(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, eps_hilo,
+                     *, is_var: bool, fix_gamma: bool, relu: bool) -> None:
+    """``apply`` through the flat pointwise kernel (``_bn_apply_flat_kernel``; config.BN_APPLY_FLAT)."""
+    c, numel = xv.c, xv.x.numel()
+    _, block, warps, _ = config.BN_APPLY_FLAT
+    _apply_flat((-(-numel // block),), (
+        xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, numel, *eps_hilo,
+    ), dict(
+        S=xv.s, C=c, FLAT=xv.flat, IDX=tl.int64 if numel + block >= 2**31 else tl.int32, ACC=_TL[_acc(xv.x.dtype)],
+        BLOCK=block, WIN=config.batch_norm_flat_window(c, xv.s, xv.flat), HAS_MREL=mrel is not None, IS_VAR=is_var,
+        SAVE=save_mean is not None, HAS_W=weight is not None, HAS_B=bias is not None, FIX_GAMMA=fix_gamma,
+        HAS_Z=z is not None, RELU=relu,
+    ), warps, 1)
 
 
 def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps: float, relu: bool,

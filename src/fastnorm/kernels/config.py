@@ -551,15 +551,22 @@ BN_STREAM_LARGE = (1 << 25, 32)
 #: the other large shapes within -0.6..+0.5. Not the frozen dx-only pass (same kernel, dy alone read), where bf16 CL
 #: 56² and 8×256×128² lost 1.5-1.7 points; nor smaller tensors, whose one-launch backward lost up to 7 points.
 BN_DX_LARGE_TILE = 4096
-#: The one-pass forward's apply launch (kind "apply": evaluation, the training forward's second launch; not
-#: SyncBatchNorm's, whose programs each take part in the exchange) over NCHW tensors of 4-byte x and BN_STREAM_LARGE[0]
-#: elements or more, in the division layout: items of one tile of this many elements (one program per tile, as
-#: torch.compile's pointwise kernels; more where BN_MAX_SPLIT caps a channel block's items), instead of
-#: BN_STREAM_LARGE's 32 items per SM of 4096-element tiles looped with prefetch. Measured on the H200 (NOTES.md,
-#: session 16; float32 evaluation, CUDA-graph replays, % of copy, two runs): NCHW 28² 90.9 / 91.0 -> 93.8 / 93.8, 14²
-#: 87.8 / 88.2 -> 90.5 / 90.1, 56² 92.8 / 93.0 -> 94.9 / 94.8, 8×256×128² 88.3 -> 89.6. Not channels-last (CL 56²
-#: -0.8) nor bfloat16 (NCHW 14² one 4096-element tile per item: 82.9 -> 72.5).
-BN_APPLY32_TILE = 2048
+#: The one-pass forward (evaluation, the training forward's second launch; not SyncBatchNorm's, whose programs each
+#: take part in the exchange) over tensors of BN_APPLY_FLAT[0] elements or more of 4-byte x, or 16-bit x in NCHW,
+#: runs as a flat pointwise kernel (``_bn_apply_flat_kernel``): BN_APPLY_FLAT[1] consecutive elements and
+#: BN_APPLY_FLAT[2] warps a program, the channel of element i as (i // S) % C or i % C with S and C compiled in —
+#: torch.compile's form — each program forming the per-channel values of the channels its block touches (at most
+#: BN_APPLY_FLAT[3] of them: NCHW runs of S >= BLOCK / (window - 2) elements; channels-last rows of at most that many
+#: channels) and gathering each element's. Measured on the H200 (NOTES.md, session 19; evaluation, kernels only, %
+#: of copy, the tiled apply -> a flat kernel with the per-channel values precomputed, two runs): fp32 NCHW 14² 91.1 /
+#: 90.2 -> 94.3 / 94.3, 7² (128 images) 60.9 / 62.8 -> 80.3 / 78.1, 28² 94.1 / 93.7 -> 94.6 / 95.2, 128² 89.8 / 89.7
+#: -> 90.7 / 91.0, 56² 95.2 / 94.7 -> 94.4 / 94.9; fp32 channels-last 56² 89.7 / 90.0 -> 95.7 / 96.0, 28² 91.5 ->
+#: 95.2 / 95.7, 128² 89.4 / 88.9 -> 92.5 / 92.0; bf16 NCHW 56² 88.0 / 87.9 -> 91.2 / 92.2, 14² 82.4 / 82.0 -> 90.4
+#: / 90.8. Not bf16 channels-last (56²: 85.7 / 85.0 -> 83.2 / 83.2) nor 2048 or 4096 elements a program (within 2
+#: points of 1024 for fp32, 4-9 below for bf16); invstd formed per element from the variance lost 10-25 points, and
+#: the per-channel values in a launch of their own (a 3-5 us step before the pass) lost up to 7 at bf16 NCHW.
+#: Smaller tensors keep the tiled kernel.
+BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
 BN_WARPS = 8
 #: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
 #: as one wave of at most this many items per multiprocessor, each as large as that allows: its programs (8 warps,
@@ -583,6 +590,20 @@ BN_ROW_LANES_MAX = 64
 #: ``batch_norm_train_fused``; True/False force one.
 BN_TRAIN_FUSED: bool | None = None
 BN_FUSED_BWD_MAX_ELEMS = 1 << 24
+
+
+def batch_norm_flat_window(c: int, s: int, flat: bool) -> int:
+    """The flat apply kernel's channel slots per program: every channel's (channels-last rows), or the runs of S
+    elements that a block of BN_APPLY_FLAT[1] can touch (NCHW)."""
+    return _next_pow2(c) if flat else _next_pow2(BN_APPLY_FLAT[1] // s + 2)
+
+
+def batch_norm_apply_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -> bool:
+    """Whether the one-pass forward over ``numel`` elements of ``x_size`` bytes, ``c`` channels of runs of ``s``
+    (``flat``: channels-last rows) takes the flat pointwise kernel (BN_APPLY_FLAT: measured for 4-byte x, and 16-bit x
+    in NCHW; a window of at most BN_APPLY_FLAT[3] channel slots)."""
+    return (numel >= BN_APPLY_FLAT[0] and (x_size == 4 or (x_size == 2 and not flat))
+            and batch_norm_flat_window(c, s, flat) <= BN_APPLY_FLAT[3])
 
 
 def batch_norm_train_fused(direction: str, numel: int) -> bool:
@@ -647,18 +668,16 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     """Plan for ``c`` channels of ``v`` inner indices each on a device of ``sms`` multiprocessors.
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``: bytes per
-    element that the fused kernels read twice (x, or x + dy (+ y); "apply" passes x's element size); ``kind``: "fused"
-    (training, two item kinds), "stream" (one pass), "sums" (the backward's sums pass), "dx" (the training backward's dx
-    pass: "stream" with BN_DX_LARGE_TILE over large tensors) or "apply" (``batch_norm.apply``, the evaluation forward
-    and the training forward's second launch: "stream" with BN_APPLY32_TILE); ``direction``: "fwd" or "bwd". Items
+    element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused" (training, two item kinds),
+    "stream" (one pass), "sums" (the backward's sums pass) or "dx" (the training backward's dx pass: "stream" with
+    BN_DX_LARGE_TILE over large tensors); ``direction``: "fwd" or "bwd". Items
     shrink (down to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for
     one-pass kinds over large tensors), so that small tensors still fill the device; the statistics pass ("fused",
     "fwd") and the sums pass instead cut at most BN_STATS_WAVE (BN_SUMS_WAVE) items per multiprocessor, as large as that
     allows (channel blocks grow in NCHW when there are more channels than that). NCHW channel blocks aim at no fewer
     than BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it
-    divides the channel count), within the cap of the channels' power of two and the tile. "apply" over large NCHW
-    tensors of 4-byte x takes items of one BN_APPLY32_TILE tile (more where BN_MAX_SPLIT caps a channel block's items).
-    ``lanes``: the NCHW row layout's lanes per image (tiles hold whole rows), or 0.
+    divides the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row
+    layout's lanes per image (tiles hold whole rows), or 0.
     """
     tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
@@ -666,12 +685,6 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         kind = "stream"
         if total >= BN_STREAM_LARGE[0]:
             tile = BN_DX_LARGE_TILE
-    one_tile = False
-    if kind == "apply":  # a one-pass kind, with one-tile items over large float32 NCHW tensors
-        kind = "stream"
-        one_tile = not flat and not lanes and reread_bytes == 4 and total >= BN_STREAM_LARGE[0]
-        if one_tile:
-            tile = BN_APPLY32_TILE
     one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
         per_sm = BN_SUMS_WAVE if kind == "sums" else BN_STATS_WAVE
@@ -681,8 +694,6 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         per_sm = BN_ITEMS_PER_SM[kind]
     slots = sms * per_sm
     item = max(min(tile, total), _cdiv(total, slots) if one_wave else min(BN_ITEM[kind], _cdiv(total, slots)))
-    if one_tile:
-        item = tile
     if flat:
         cb = min(_next_pow2(c), BN_CL_CB[kind])
     else:
