@@ -41,7 +41,9 @@ launch leaves its counters and flags at 0 again, so one zeroed buffer per stream
 waiting item's group has all its statistics items already dequeued by running programs that never wait,
 so there is no deadlock whatever the residency, and under the interpreter (programs run one after
 another) nothing ever waits. Frozen/eval backward is one pass (dx, plus sums partials for dγ, dβ when
-they are needed). Evaluation forward is one pass.
+they are needed). Evaluation forward is one pass; over large tensors the one-pass forward (evaluation, the
+training forward's apply) runs as a flat pointwise kernel instead (``_bn_apply_flat_kernel``: the channel of each
+element computed from its index, S and C compiled in; ``config.BN_APPLY_FLAT``).
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
