@@ -1128,16 +1128,18 @@ def test_device_entries_serve_their_own_keys_only(monkeypatch):
     key; rows of a 3P/4 key without one keep the tables' choice (never the device's P entry); other devices, and no
     device, keep the tables."""
     monkeypatch.setattr(C, "NORM_TUNED_BY_DEVICE", {"H100": {2: {("fwd", True, 32768): (1, 32768, False, 32, 1, 0)}}})
-    base = {n: C.norm_fwd_config(n, 2, 0, True) for n in (20000, 24577, 32768)}
+    monkeypatch.setattr(C, "device_name", lambda index: "")  # the tables alone (on any machine, GPU or not)
+    cases = [(20000, 2, True), (24577, 2, True), (32768, 2, True), (32768, 2, False), (32768, 4, True)]
+    base = {case: C.norm_fwd_config(case[0], case[1], 0, case[2]) for case in cases}
     for name, applies in (("NVIDIA H100 80GB HBM3", True), ("NVIDIA H200", False), ("", False)):
         monkeypatch.setattr(C, "device_name", lambda index, name=name: name)
         for n in (24577, 32768):  # key 32768
             cfg = C.norm_fwd_config(n, 2, 0, True)
             assert (cfg == C.NormConfig(1, 32768, False, 32, 1, 0)) == applies, (name, n, cfg)
-            assert applies or cfg == base[n]
-        assert C.norm_fwd_config(20000, 2, 0, True) == base[20000]  # key 24576: the tables' entry (or rules)
-        assert C.norm_fwd_config(32768, 2, 0, False) == C.norm_fwd_config(32768, 2, None, False)  # LayerNorm: none
-        assert C.norm_fwd_config(32768, 4, 0, True) == C.norm_fwd_config(32768, 4, None, True)  # float32: none
+            assert applies or cfg == base[(n, 2, True)]
+        # key 24576 (the tables' entry, or the rules), LayerNorm's 32768 and float32's: no entry of the device's
+        for case in ((20000, 2, True), (32768, 2, False), (32768, 4, True)):
+            assert C.norm_fwd_config(case[0], case[1], 0, case[2]) == base[case], (name, case)
 
 
 @pytest.mark.gpu
