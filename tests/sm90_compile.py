@@ -122,12 +122,15 @@ def _norm_cases(fastnorm) -> list:
             for part, by_size in config.NORM_TUNED_BY_DEVICE.items():
                 config.device_name = lambda index, part=part: part
                 for dtype in (torch.bfloat16, torch.float32):
-                    for _, _, n in by_size.get(dtype.itemsize, {}):
-                        x = _meta(33, n, dtype=dtype, grad=True)
-                        r = _meta(33, n, dtype=dtype, grad=True)
-                        w = _meta(n, dtype=dtype, grad=True)
-                        _fwd_bwd(fastnorm.layer_norm, x, n, w, _meta(n, dtype=dtype, grad=True))
-                        _fwd_bwd(fastnorm.rms_norm, x, n, w, residual=r, every_output=True)
+                    for _, _, key in by_size.get(dtype.itemsize, {}):
+                        first = 3 * key // 4 + 1 if key & (key - 1) == 0 else 2 * key // 3 + 1  # the key's rows
+                        for n, wdt in ((key, dtype), (first, dtype), (key, torch.float32)):
+                            x = _meta(33, n, dtype=dtype, grad=True)
+                            r = _meta(33, n, dtype=dtype, grad=True)
+                            w, b = _meta(n, dtype=wdt, grad=True), _meta(n, dtype=wdt, grad=True)
+                            for residual in (None, r):
+                                _fwd_bwd(fastnorm.layer_norm, x, n, w, b, residual=residual, every_output=True)
+                                _fwd_bwd(fastnorm.rms_norm, x, n, w, residual=residual, every_output=True)
         finally:
             config.device_name = named
     return cases + [options, device_entries]

@@ -1124,14 +1124,17 @@ def test_tuned_key_buckets(monkeypatch):
 
 
 def test_device_entries_serve_their_own_keys_only(monkeypatch):
-    """On a device NORM_TUNED_BY_DEVICE names (a substring of its name), its entries replace the tables' at their own
-    key; rows of a 3P/4 key without one keep the tables' choice (never the device's P entry); other devices, and no
-    device, keep the tables."""
-    monkeypatch.setattr(C, "NORM_TUNED_BY_DEVICE", {"H100": {2: {("fwd", True, 32768): (1, 32768, False, 32, 1, 0)}}})
+    """On a device NORM_TUNED_BY_DEVICE names (the longest of its parts found in the device's name), its entries replace
+    the tables' at their own key; rows of a 3P/4 key without one keep the tables' choice (never the device's P entry);
+    other devices, and no device, keep the tables."""
+    entry = {("fwd", True, 32768): (1, 32768, False, 32, 1, 0)}
+    # "H100" also matches the H100 80GB's name: the longer part wins there, its empty table elsewhere.
+    monkeypatch.setattr(C, "NORM_TUNED_BY_DEVICE", {"H100": {2: {}}, "H100 80GB": {2: entry}})
     monkeypatch.setattr(C, "device_name", lambda index: "")  # the tables alone (on any machine, GPU or not)
     cases = [(20000, 2, True), (24577, 2, True), (32768, 2, True), (32768, 2, False), (32768, 4, True)]
     base = {case: C.norm_fwd_config(case[0], case[1], 0, case[2]) for case in cases}
-    for name, applies in (("NVIDIA H100 80GB HBM3", True), ("NVIDIA H200", False), ("", False)):
+    for name, applies in (("NVIDIA H100 80GB HBM3", True), ("NVIDIA H100 PCIe", False), ("NVIDIA H200", False),
+                          ("", False)):
         monkeypatch.setattr(C, "device_name", lambda index, name=name: name)
         for n in (24577, 32768):  # key 32768
             cfg = C.norm_fwd_config(n, 2, 0, True)
@@ -1147,8 +1150,9 @@ def test_device_entries_gpu():
     """This GPU's own entries (NORM_TUNED_BY_DEVICE, when its name matches one) against the float64 reference, at the
     first and the last row of each entry's key, forward and backward, and the forward with a fused residual (which
     the entries were not measured with); skipped on a device without entries."""
-    entries = next((by_size for part, by_size in C.NORM_TUNED_BY_DEVICE.items() if part in C.device_name(0)), None)
-    if entries is None:
+    parts = [part for part in C.NORM_TUNED_BY_DEVICE if part in C.device_name(0)]
+    entries = C.NORM_TUNED_BY_DEVICE[max(parts, key=len)] if parts else None
+    if not entries:
         pytest.skip(f"no device entries for {C.device_name(0)!r}")
     dtypes = {2: torch.bfloat16, 4: torch.float32}
     for seed, (size, (kind, is_rms, key)) in enumerate((s, k) for s, table in entries.items() for k in table):

@@ -147,6 +147,26 @@ def test_batch_norm_forward_replays_the_same_launches(launches, monkeypatch, cas
                               lambda out: OB._forward_triton(*inputs, *options), lambda out: inputs)
 
 
+@pytest.mark.parametrize("case", ["train", "train, relu, z, channels-last", "eval",
+                                  "eval, no affine, fp32, channels-last"])
+def test_batch_norm_flat_apply_replays(launches, monkeypatch, case):
+    """The one-pass forward through the flat kernel (its threshold lowered to 0; the training forward in two launches)
+    records and replays like the tiled one: the same launches, the saved statistics returned as outputs its launch
+    wrote. bf16 channels-last keeps the tiled kernel (the rule), so that case checks the rule's path too."""
+    monkeypatch.setattr(config, "BN_APPLY_FLAT", (0, 64, 2, 256))
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    spec, options = _BN_FWD_CASES[case]
+    inputs = _bn_inputs(**spec)
+    flat = _counting(monkeypatch, KB, "_apply_flat_pass")
+    _replay_matches_full_call(launches, _counting(monkeypatch, KB, "view"),
+                              lambda: OB._forward_impl(*inputs, *options),
+                              lambda out: OB._forward_triton(*inputs, *options), lambda out: inputs)
+    takes_flat = not (spec.get("cl") and spec.get("dtype", torch.bfloat16) == torch.bfloat16)
+    assert bool(flat) == takes_flat, (case, flat)
+    assert ("_bn_apply_flat_kernel" in [name for name, *_ in launches]) == takes_flat
+
+
 @pytest.mark.parametrize("mode", ["train", "train relu dz", "frozen", "sums only", "train two launches"])
 def test_batch_norm_backward_replays_the_same_launches(launches, monkeypatch, mode):
     if mode == "train two launches":

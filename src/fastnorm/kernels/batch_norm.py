@@ -538,8 +538,9 @@ def _bn_apply_flat_kernel(
     elements a program: element i belongs to channel (i // S) % C (NCHW) or i % C (FLAT: channels-last rows), S and
     C compiled in (divisions by constants). A program first forms the per-channel values of the WIN channel slots its
     block can touch — NCHW: the runs q = i // S from its first one, q0, on; FLAT: every channel (WIN >= C) — as
-    ``_bn_apply_kernel`` forms them per item, then gathers each element's from registers. SAVE: the slot of each
-    channel's run in image 0 (NCHW; FLAT: the first program) writes its mean and invstd out for the backward."""
+    ``_bn_apply_kernel`` forms them per item, then gathers each element's from registers. SAVE: each channel's mean
+    and invstd are written out once for the backward, by the program holding the start of the channel's run in image 0
+    (NCHW; FLAT: the first program)."""
     i0 = tl.program_id(0).to(IDX) * BLOCK
     i = i0 + tl.arange(0, BLOCK).to(IDX)
     m = i < numel
@@ -554,7 +555,7 @@ def _bn_apply_flat_kernel(
         qw = q0 + t
         cw = (qw % C).to(tl.int32)
         wm = qw <= (tl.minimum(i0 + BLOCK, numel) - 1) // S  # the runs the block holds
-        first = wm & (qw < C)
+        first = wm & (qw < C) & (qw * S >= i0)  # image 0's run of each channel, by the block holding its start
         slot = (i // S - q0).to(tl.int32)
     mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
     rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)

@@ -238,14 +238,16 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
-#: Forward entries measured better on another device than the H200 the tables above were tuned on: by a substring
-#: of the device's name, x's element size, then the tables' key. An entry serves only rows whose own key
-#: (``norm_tuned_key``) it is — never a 3P/4 key's fallback to its power of two, where it was not measured (session
-#: 18's overrides took rows of 16385-24576 to a 32768 tile and lost there). Measured on an H100 (NOTES.md, session
-#: 19; kernels only, two passes, % of copy, the tables' entry -> this one); the H200 measured the other way at
-#: these keys (sessions 13, 16: RMS 32768 whole row 89.5 against looped 95.8, fp32 LN 16384 89.1 against 92.4).
+#: Forward entries measured better on another device than the H200 the tables above were tuned on: by a part of the
+#: device's name (the longest part found in it wins; "H100 80GB HBM3" is the SXM part measured, not the PCIe or NVL
+#: ones), x's element size, then the tables' key. An entry serves only rows whose own key (``norm_tuned_key``) it is
+#: — never a 3P/4 key's fallback to its power of two, where it was not measured (session 18's overrides took rows of
+#: 16385-24576 to a 32768 tile and lost there). Measured on an H100 (NOTES.md, session 19; kernels only, two passes,
+#: % of copy, the tables' entry -> this one), with weights in x's dtype (float32 weights on 16-bit x: unmeasured; the
+#: whole 32768-element rows then spill 32-304 bytes, sm_90 offline); the H200 measured the other way at these keys
+#: (sessions 13, 16: RMS 32768 whole row 89.5 against looped 95.8, fp32 LN 16384 89.1 against 92.4).
 NORM_TUNED_BY_DEVICE: dict[str, dict[int, dict[tuple[str, bool, int], NormEntry]]] = {
-    "H100": {
+    "H100 80GB HBM3": {
         2: {
             ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # LN 25000 66.0 -> 83.4, 32768 93.9 -> 97.5
             ("fwd", True, 32768): (1, 32768, False, 32, 1, 0),  # RMS 25000 96.6 -> 95.3, 28000 95.6 -> 98.3,
@@ -341,12 +343,13 @@ def _tuned_entry(table: dict, prefix: tuple, n: int):
 
 
 def _device_entry(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None):
-    """NORM_TUNED_BY_DEVICE's entry for rows of ``n`` on ``device`` (its own key only), or None."""
+    """NORM_TUNED_BY_DEVICE's entry for rows of ``n`` on ``device`` (its own key only, under the longest part of the
+    device's name the table has), or None."""
     name = device_name(device)
-    for part, by_size in NORM_TUNED_BY_DEVICE.items():
-        if part in name:
-            return by_size.get(elem_size, {}).get((kind, is_rms, norm_tuned_key(n)))
-    return None
+    parts = [part for part in NORM_TUNED_BY_DEVICE if part in name]
+    if not parts:
+        return None
+    return NORM_TUNED_BY_DEVICE[max(parts, key=len)].get(elem_size, {}).get((kind, is_rms, norm_tuned_key(n)))
 
 
 def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
@@ -551,21 +554,23 @@ BN_STREAM_LARGE = (1 << 25, 32)
 #: the other large shapes within -0.6..+0.5. Not the frozen dx-only pass (same kernel, dy alone read), where bf16 CL
 #: 56² and 8×256×128² lost 1.5-1.7 points; nor smaller tensors, whose one-launch backward lost up to 7 points.
 BN_DX_LARGE_TILE = 4096
-#: The one-pass forward (evaluation, the training forward's second launch; not SyncBatchNorm's, whose programs each
-#: take part in the exchange) over tensors of BN_APPLY_FLAT[0] elements or more of 4-byte x, or 16-bit x in NCHW,
-#: runs as a flat pointwise kernel (``_bn_apply_flat_kernel``): BN_APPLY_FLAT[1] consecutive elements and
-#: BN_APPLY_FLAT[2] warps a program, the channel of element i as (i // S) % C or i % C with S and C compiled in —
-#: torch.compile's form — each program forming the per-channel values of the channels its block touches (at most
-#: BN_APPLY_FLAT[3] of them: NCHW runs of S >= BLOCK / (window - 2) elements; channels-last rows of at most that many
-#: channels) and gathering each element's. Measured on the H200 (NOTES.md, session 19; evaluation, kernels only, %
-#: of copy, the tiled apply -> a flat kernel with the per-channel values precomputed, two runs): fp32 NCHW 14² 91.1 /
-#: 90.2 -> 94.3 / 94.3, 7² (128 images) 60.9 / 62.8 -> 80.3 / 78.1, 28² 94.1 / 93.7 -> 94.6 / 95.2, 128² 89.8 / 89.7
-#: -> 90.7 / 91.0, 56² 95.2 / 94.7 -> 94.4 / 94.9; fp32 channels-last 56² 89.7 / 90.0 -> 95.7 / 96.0, 28² 91.5 ->
-#: 95.2 / 95.7, 128² 89.4 / 88.9 -> 92.5 / 92.0; bf16 NCHW 56² 88.0 / 87.9 -> 91.2 / 92.2, 14² 82.4 / 82.0 -> 90.4
-#: / 90.8. Not bf16 channels-last (56²: 85.7 / 85.0 -> 83.2 / 83.2) nor 2048 or 4096 elements a program (within 2
-#: points of 1024 for fp32, 4-9 below for bf16); invstd formed per element from the variance lost 10-25 points, and
-#: the per-channel values in a launch of their own (a 3-5 us step before the pass) lost up to 7 at bf16 NCHW.
-#: Smaller tensors keep the tiled kernel.
+#: The one-pass forward (evaluation, the training forward's second launch, SyncBatchNorm's collective path; not
+#: ``apply_peers``, whose programs each take part in the symmetric-memory exchange) over tensors of BN_APPLY_FLAT[0]
+#: elements or more of 4-byte x, or 16-bit x in NCHW, runs as a flat pointwise kernel (``_bn_apply_flat_kernel``):
+#: BN_APPLY_FLAT[1] consecutive elements and BN_APPLY_FLAT[2] warps a program, the channel of element i as (i // S) % C
+#: or i % C with S and C compiled in — torch.compile's form — each program forming the per-channel values of the
+#: channels its block touches (at most BN_APPLY_FLAT[3] of them: NCHW runs of S >= BLOCK / (window - 2) elements;
+#: channels-last rows of at most that many channels) and gathering each element's. Measured on the H200 (NOTES.md,
+#: session 19; evaluation, kernels only, % of copy, the tiled apply -> a flat kernel with the per-channel values
+#: precomputed, two runs): fp32 NCHW 14² 91.1 / 90.2 -> 94.3 / 94.3, 7² (128 images) 60.9 / 62.8 -> 80.3 / 78.1, 28²
+#: 94.1 / 93.7 -> 94.6 / 95.2, 128² 89.8 / 89.7 -> 90.7 / 91.0, 56² 95.2 / 94.7 -> 94.4 / 94.9; fp32 channels-last 56²
+#: 89.7 / 90.0 -> 95.7 / 96.0, 28² 91.5 -> 95.2 / 95.7, 128² 89.4 / 88.9 -> 92.5 / 92.0; bf16 NCHW 56² 88.0 / 87.9 ->
+#: 91.2 / 92.2, 14² 82.4 / 82.0 -> 90.4 / 90.8. Not bf16 channels-last (56²: 85.7 / 85.0 -> 83.2 / 83.2) nor 2048 or
+#: 4096 elements a program (within 2 points of 1024 for fp32, 4-9 below for bf16); invstd formed per element from the
+#: variance lost 10-25 points, and the per-channel values in a launch of their own (a 3-5 us step before the pass) lost
+#: up to 7 at bf16 NCHW. Smaller tensors keep the tiled kernel. As built (call 14, H100, CUDA-graph replays, tiled ->
+#: flat): fp32 evaluation NCHW 7² 71.1 -> 84.7, 14² 93.5 -> 96.3, CL 56² 94.9 -> 96.4; bf16 NCHW 14² 87.7 -> 92.2, 56²
+#: 90.8 -> 92.6, 8×256×128² 87.6 -> 86.8; training forward +0.2..+4.8.
 BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
 BN_WARPS = 8
 #: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
