@@ -4,10 +4,11 @@ torch.compile's float32 evaluation forward (a flat kernel: 1024 elements and 4 w
 element i computed as (i // S) % C, or i % C in channels-last, with S and C compiled in, the per-channel values
 gathered per element) reached 95-96% of copy on the H200 where fastnorm's tiled apply kernel reached 90-95
 (session 17's suite). This script times a flat kernel computing fastnorm's own arithmetic — y = ((x - mean[c]) ·
-scale[c]) + beta[c], per-channel values gathered per element — at several block sizes (and in one launch from the running variance, invstd per element exact or approximate)
-beside
-``fastnorm.batch_norm(training=False)`` and torch.compile's kernel, checks y against fastnorm's, and prints % of copy
-(do_bench, L2 flushed; evaluation bytes).
+scale[c]) + beta[c], per-channel values gathered per element — at several block sizes (and in one launch from the
+running variance, invstd per element exact or approximate) beside ``fastnorm.batch_norm(training=False)`` and
+torch.compile's kernel, checks y against fastnorm's, and prints % of copy (do_bench, L2 flushed; evaluation bytes).
+The per-channel values of the block-size variants are computed before the timing (the library's kernel forms them
+per program: ``_bn_apply_flat_kernel``).
 
     PYTHONPATH=src python3 benchmarks/scripts/bn_eval_flat_ab.py
 """
