@@ -233,10 +233,7 @@ def run(args: argparse.Namespace) -> dict:
     layouts = common.parse_list(args.layouts, LAYOUTS, "--layouts", {"nhwc": "channels_last", "cl": "channels_last"})
     aliases = {k.replace("_", "-"): k for k in MODES}
     modes = common.parse_list(args.ops, MODES, "--ops", aliases) if args.ops else list(MODES)
-    choices = (*IMPLS, common.REFERENCE)
-    impl_names = common.parse_list(args.impls, choices, "--impls") if args.impls else list(choices)
-    reference = common.REFERENCE in impl_names
-    impl_names = [n for n in impl_names if n != common.REFERENCE]
+    impl_names, reference = common.parse_impls(args.impls, IMPLS)
     shapes = parse_shapes(args.shapes) if args.shapes else None
     budget = args.time_budget if args.time_budget is not None else BUDGET[mode_name]
     compile_budget = args.compile_budget if args.compile_budget is not None else COMPILE_BUDGET[mode_name]
@@ -310,7 +307,8 @@ def run(args: argparse.Namespace) -> dict:
                 _measure(meter, impl, case, inputs, refs, todo)
                 if impl.name == "compile":
                     compile_spent += time.perf_counter() - t0
-            _measure_reference(meter, case, inputs, same)
+            common.measure_reference(meter, same, inputs[0], inputs[1], lambda m, case=case: case_bytes(case, m),
+                                     lambda m: m.endswith("fwd"))
             del inputs, refs
             common.release(device)
 
@@ -380,37 +378,12 @@ def _measure(meter: common.Measurer, impl, case: Case, inputs, refs: dict, todo:
         meter.time(rec, case_bytes(case, mode), call)
 
 
-def _measure_reference(meter: common.Measurer, case: Case, inputs, todo: dict[str, dict]) -> None:
-    """Fill ``todo`` (mode -> record) with the same-bytes reference on one case: ``y.copy_(x)`` for the forwards,
-    ``torch.add(x, dy, out=dx)`` for the backwards, timed as the implementations are and counted with the mode's
-    bytes."""
-    x, dy = inputs[0], inputs[1]
-    try:
-        out = torch.empty_like(x)  # y forward, dx backward (x's layout)
-    except Exception as exc:
-        for rec in todo.values():
-            meter.fail(rec, exc)
-        return
-    with torch.no_grad():  # x requires grad
-        for mode, rec in todo.items():
-            if meter.blocked():
-                meter.skip(rec, meter.blocked())
-                continue
-            call = (lambda: out.copy_(x)) if mode.endswith("fwd") else (lambda: torch.add(x, dy, out=out))
-            meter.time(rec, case_bytes(case, mode), call)
-
-
 # ------------------------------------------------------------------------------------ tables and plots
-
-
-def _ordered_impls(doc: dict) -> list[str]:
-    """The implementations in ``IMPLS`` order, then the same-bytes reference (the last column)."""
-    return [i for i in (*IMPLS, common.REFERENCE) if i in doc["settings"]["impls"]]
 
 
 def markdown(doc: dict, heading_level: int = 3) -> str:
     h = "#" * heading_level
-    impls = _ordered_impls(doc)
+    impls = common.ordered_impls(doc, IMPLS)
     intro = (f"Copy bandwidth {doc['copy']['gbps']:.0f} GB/s; cells are GB/s on the fewest bytes and % of copy; "
              "the last column is fastnorm's speed-up over the fastest peer.")
     if common.REFERENCE in doc["settings"]["impls"]:

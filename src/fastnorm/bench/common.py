@@ -540,6 +540,36 @@ REFERENCE_TITLE = "copy, same bytes"
 MISMATCH_MARK = "!"
 
 
+def parse_impls(text: str | None, impls: Sequence[str]) -> tuple[list[str], bool]:
+    """A suite's ``--impls``: (the implementations asked for, of ``impls``; whether the same-bytes reference is
+    measured) — every implementation and the reference when ``text`` is empty."""
+    choices = (*impls, REFERENCE)
+    names = parse_list(text, choices, "--impls") if text else list(choices)
+    return [n for n in names if n != REFERENCE], REFERENCE in names
+
+
+def ordered_impls(doc: dict, impls: Sequence[str]) -> list[str]:
+    """A suite document's table columns: its implementations in ``impls`` order, then the reference."""
+    return [i for i in (*impls, REFERENCE) if i in doc["settings"]["impls"]]
+
+
+def measure_reference(meter: Measurer, todo: dict, x: torch.Tensor, dy: torch.Tensor,
+                      nbytes: Callable[[Any], int], forward: Callable[[Any], bool]) -> None:
+    """Fill ``todo`` (key -> record) with the same-bytes reference: ``y.copy_(x)`` where ``forward(key)``, else
+    ``torch.add(x, dy, out=dx)``, into one buffer of x's shape and layout, timed by ``meter`` as the
+    implementations are, counted with ``nbytes(key)`` (the op's bytes); never checked (it computes something else)."""
+    try:
+        out = torch.empty_like(x)
+    except Exception as exc:
+        for rec in todo.values():
+            meter.fail(rec, exc)
+        return
+    with torch.no_grad():  # the suites' x requires grad
+        for key, rec in todo.items():
+            call = (lambda: out.copy_(x)) if forward(key) else (lambda: torch.add(x, dy, out=out))
+            meter.time(rec, nbytes(key), call)
+
+
 def _impl_title(impl: str) -> str:
     """What a table header or plot legend calls ``impl``."""
     return REFERENCE_TITLE if impl == REFERENCE else impl

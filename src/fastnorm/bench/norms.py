@@ -295,10 +295,7 @@ def run(args: argparse.Namespace) -> dict:
     mode = "quick" if quick else "full"
     dtypes = common.parse_dtypes(args.dtypes or ("bf16" if quick else "bf16,fp32"))
     directions = common.parse_list(args.ops, ("fwd", "bwd"), "--ops", {"forward": "fwd", "backward": "bwd"})
-    choices = (*IMPLS, common.REFERENCE)
-    impl_names = common.parse_list(args.impls, choices, "--impls") if args.impls else list(choices)
-    reference = common.REFERENCE in impl_names
-    impl_names = [n for n in impl_names if n != common.REFERENCE]
+    impl_names, reference = common.parse_impls(args.impls, IMPLS)
     shapes = parse_shapes(args.shapes) if args.shapes else None
     residual = bool(args.residual)
     eps = EPS[op]
@@ -466,31 +463,17 @@ def _measure(meter: common.Measurer, impl: Impl, case: Case, inputs, ref, eps: f
 
 
 def _measure_reference(meter: common.Measurer, case: Case, inputs, todo: dict[str, dict], residual: bool) -> None:
-    """Fill ``todo`` (direction -> record) with the same-bytes reference on one case: ``y.copy_(x)`` forward,
-    ``torch.add(x, dy, out=dx)`` backward, timed as the implementations are and counted with the op's bytes."""
+    """Fill ``todo`` (direction -> record) with the same-bytes reference on one case (``common.measure_reference``:
+    copy forward, add backward, the op's bytes); with a fused residual no single kernel moves the op's tensors."""
     if residual:
         for rec in todo.values():
             meter.skip(rec, "no single-kernel same-bytes reference with a fused residual")
         return
-    x, dy = inputs[0], inputs[4]
-    try:
-        out = torch.empty_like(x)  # y forward, dx backward
-    except Exception as exc:
-        for rec in todo.values():
-            meter.fail(rec, exc)
-        return
-    calls = {"fwd": lambda: out.copy_(x), "bwd": lambda: torch.add(x, dy, out=out)}
-    with torch.no_grad():  # x requires grad
-        for direction, rec in todo.items():
-            meter.time(rec, case_bytes(case, direction, residual), calls[direction])
+    common.measure_reference(meter, todo, inputs[0], inputs[4], lambda d: case_bytes(case, d, residual),
+                             lambda d: d == "fwd")
 
 
 # ------------------------------------------------------------------------------------ tables and plots
-
-
-def _ordered_impls(doc: dict) -> list[str]:
-    """The implementations in ``IMPLS`` order, then the same-bytes reference (the last column)."""
-    return [i for i in (*IMPLS, common.REFERENCE) if i in doc["settings"]["impls"]]
 
 
 def markdown(doc: dict, heading_level: int = 3) -> str:
@@ -510,7 +493,7 @@ def markdown(doc: dict, heading_level: int = 3) -> str:
         lines.append(f"- {name}: not available ({reason})")
     lines += [f"- {n}" for n in doc.get("notes", [])]
     lines.append("")
-    impls = _ordered_impls(doc)
+    impls = common.ordered_impls(doc, IMPLS)
     for dtype in doc["settings"]["dtypes"]:
         for direction in doc["settings"]["directions"]:
             recs = [r for r in doc["records"] if r["dtype"] == dtype and r["direction"] == direction]
