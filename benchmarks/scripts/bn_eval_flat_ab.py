@@ -34,11 +34,16 @@ BLOCKS = ((1024, 4), (2048, 4), (4096, 8))
 
 
 @triton.jit
+def _block(numel, S: tl.constexpr, C: tl.constexpr, CL: tl.constexpr, BLOCK: tl.constexpr):
+    """This program's elements, their mask and their channels."""
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    return i, i < numel, i % C if CL else (i // S) % C
+
+
+@triton.jit
 def flat_eval(x_ptr, y_ptr, mean_ptr, scale_ptr, beta_ptr, numel, S: tl.constexpr, C: tl.constexpr,
               CL: tl.constexpr, BLOCK: tl.constexpr):
-    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = i < numel
-    c = i % C if CL else (i // S) % C
+    i, m, c = _block(numel, S, C, CL, BLOCK)
     mean = tl.load(mean_ptr + c, mask=m, other=0.0)
     scale = tl.load(scale_ptr + c, mask=m, other=0.0)
     beta = tl.load(beta_ptr + c, mask=m, other=0.0)
@@ -51,9 +56,7 @@ def flat_eval_var(x_ptr, y_ptr, mean_ptr, var_ptr, w_ptr, b_ptr, numel, eps, S: 
                   CL: tl.constexpr, BLOCK: tl.constexpr, EXACT: tl.constexpr):
     """One launch from the running statistics: invstd per element from the gathered variance (EXACT: correctly
     rounded sqrt and division, fastnorm's; else the approximate rsqrt, torch.compile's)."""
-    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = i < numel
-    c = i % C if CL else (i // S) % C
+    i, m, c = _block(numel, S, C, CL, BLOCK)
     mean = tl.load(mean_ptr + c, mask=m, other=0.0)
     var = tl.load(var_ptr + c, mask=m, other=1.0)
     w = tl.load(w_ptr + c, mask=m, other=0.0)

@@ -10,7 +10,7 @@ so anything fixed per call shows. This script times, per row length N (x of shap
   times it, and the op's backward called directly (no autograd);
 
 each under three timers: ``zf`` the suite's (zeroing flush), ``rf`` the same with a *reading* flush (a sum over the
-256 MiB, which leaves L2 full of clean lines), and ``graph`` (K calls on K distinct input buffers, > 2× the L2
+256 MiB, which leaves L2 full of clean lines), and ``graph`` (K calls on K distinct input buffers, > 4× the L2
 together, captured in one CUDA graph and replayed back to back after a reading flush; time / K: GPU time with no
 host time and no flush). Figures are % of the 1 GiB copy bandwidth on the fewest bytes (the suites' count), plus
 the host µs of one call (median of back-to-back calls, as the suites' ``host_ms``).
@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
+import sys
+from pathlib import Path
 
 import torch
 
 import fastnorm
 from fastnorm.bench.common import Timer, copy_bandwidth, layer_norm_bytes, rms_norm_bytes
 from fastnorm.ops import layer_norm as OL
+
+sys.path.insert(0, str(Path(__file__).parent))
+from tune_batchnorm import graphed  # noqa: E402
 
 FLUSH_BYTES = 256 << 20
 
@@ -61,38 +65,10 @@ class ReadFlushTimer:
 
 
 def graph_ms(make_call, k: int, flush: ReadFlushTimer) -> float:
-    """GPU ms per call of ``make_call(i)()`` over K distinct buffers, captured in one graph, replayed back to back."""
+    """GPU ms per call of ``make_call(i)()`` over K distinct buffers: the K calls captured in one CUDA graph
+    (``tune_batchnorm.graphed``), its replays timed by the reading-flush timer."""
     calls = [make_call(i) for i in range(k)]
-    for c in calls:
-        c()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for c in calls:
-            c()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(20):
-        flush.flush()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        g.replay()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / k)
-    return statistics.median(times)
-
-
-def host_us(fn, calls: int = 25) -> float:
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1e6)
-    torch.cuda.synchronize()
-    return statistics.median(out)
+    return flush(graphed(lambda: [c() for c in calls])) / k
 
 
 def measure(n: int, m: int, copy: float, l2: int, zf: Timer, rf: ReadFlushTimer) -> list[tuple]:
@@ -141,13 +117,13 @@ def measure(n: int, m: int, copy: float, l2: int, zf: Timer, rf: ReadFlushTimer)
         for name, nbytes, make in cases:
             pct = [nbytes / (t * 1e-3) / 1e9 / copy * 100 for t in (zf(make(0)), rf(make(0)),
                                                                    graph_ms(make, k, rf))]
-            rows.append((n, name, *pct, host_us(make(0))))
+            rows.append((n, name, *pct, zf.host_ms(make(0)) * 1e3))
     for name, nbytes, y, ins in (("LN bwd autograd", b_bwd, y_ln, (xg, wg, bg)),
                                  ("RMS bwd autograd", r_bwd, y_rms, (xg, wg))):
         def step(y=y, ins=ins):
             return torch.autograd.grad(y, ins, dys[0], retain_graph=True)
         pct = [nbytes / (t * 1e-3) / 1e9 / copy * 100 for t in (zf(step), rf(step))]
-        rows.append((n, name, *pct, float("nan"), host_us(step)))
+        rows.append((n, name, *pct, float("nan"), zf.host_ms(step) * 1e3))
     return rows
 
 
