@@ -204,6 +204,7 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     keep the rounding error of its centre, mean = ctr + err)."""
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
+    monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
     monkeypatch.setattr(config, "BN_SUMS_WAVE", 1)
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 128, "stream": 128})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
@@ -443,6 +444,7 @@ def small_plans(monkeypatch):
     """Plans with many groups, sub-groups and items on tiny tensors: every merge path and the wait path run."""
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 32, "stream": 32})
     monkeypatch.setattr(config, "BN_STATS_WAVE", 64)
+    monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
     monkeypatch.setattr(config, "BN_SUMS_WAVE", 64)
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
@@ -528,6 +530,7 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
     monkeypatch.setattr(config, "BN_ITEMS_PER_SM", {"fused": 1, "stream": 1})
     monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
+    monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
     monkeypatch.setattr(config, "BN_SUMS_WAVE", 1)
     monkeypatch.setattr(config, "multiprocessor_count", lambda device: 4)  # the same plans on any device
     monkeypatch.setattr(config, "BN_LOOP_STAGES", dict.fromkeys(config.BN_LOOP_STAGES, stages))
@@ -606,6 +609,31 @@ def test_sums_plan_is_one_wave(flat):
                 assert plan.vpi % plan.bs == 0 and plan.split * plan.vpi >= v > (plan.split - 1) * plan.vpi
                 assert ncb * plan.split <= slots, (c, v, plan)
                 assert plan.nsub * plan.msub >= plan.split
+
+
+def test_stats_wave_by_device(monkeypatch):
+    """A device's own statistics-pass item count (BN_STATS_WAVE_BY_DEVICE) per layout, under the longest part of its
+    name the table has; other devices, unlisted layouts and no device take BN_STATS_WAVE; the statistics pass's
+    plan fits one wave of the count it is given."""
+    monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {"H100": {"flat": 3}, "H100 80GB HBM3": {"flat": 2,
+                                                                                                   "runs": 1}})
+    names = {0: "NVIDIA H100 80GB HBM3", 1: "NVIDIA H100 PCIe", 2: "NVIDIA H200"}
+    monkeypatch.setattr(config, "device_name", lambda device: names.get(device, ""))
+    default = config.BN_STATS_WAVE
+    waves = config.batch_norm_stats_wave
+    assert (waves(0, True, 0), waves(0, False, 0), waves(0, False, 64)) == (2, 1, default)
+    assert (waves(1, True, 0), waves(1, False, 0)) == (3, default)
+    assert waves(2, True, 0) == default and waves(None, True, 0) == default
+    sms = 132
+    for flat, c, v in ((True, 256, 256 * 784), (False, 1024, 256 * 196), (True, 64, 256 * 3136)):
+        items = []
+        for wave in (1, 2, 4):
+            plan = config.batch_norm_plan(flat, c, v, 2, "fused", "fwd", sms, 0, wave)
+            items.append(-(-c // plan.cb) * plan.split)
+            assert items[-1] <= wave * sms, (flat, c, v, wave, plan)
+            assert plan.split * plan.vpi >= v > (plan.split - 1) * plan.vpi
+        assert items[0] < items[1] < items[2], (flat, c, v, items)
+        assert config.batch_norm_plan(flat, c, v, 2, "fused", "fwd", sms, 0) == plan  # None: BN_STATS_WAVE (4)
 
 
 def test_dx_plan_tiles():

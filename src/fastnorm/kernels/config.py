@@ -342,14 +342,19 @@ def _tuned_entry(table: dict, prefix: tuple, n: int):
     return table[key] if key in table else table.get((*prefix, _next_pow2(n)))
 
 
-def _device_entry(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None):
-    """NORM_TUNED_BY_DEVICE's entry for rows of ``n`` on ``device`` (its own key only, under the longest part of the
-    device's name the table has), or None."""
+def _for_device(table: dict, device: int | None):
+    """``table``'s value for ``device``: under the longest part of the device's name that the table has, or None."""
     name = device_name(device)
-    parts = [part for part in NORM_TUNED_BY_DEVICE if part in name]
-    if not parts:
+    parts = [part for part in table if part in name]
+    return table[max(parts, key=len)] if parts else None
+
+
+def _device_entry(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None):
+    """NORM_TUNED_BY_DEVICE's entry for rows of ``n`` on ``device`` (its own key only), or None."""
+    entries = _for_device(NORM_TUNED_BY_DEVICE, device)
+    if entries is None:
         return None
-    return NORM_TUNED_BY_DEVICE[max(parts, key=len)].get(elem_size, {}).get((kind, is_rms, norm_tuned_key(n)))
+    return entries.get(elem_size, {}).get((kind, is_rms, norm_tuned_key(n)))
 
 
 def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
@@ -579,6 +584,16 @@ BN_WARPS = 8
 #: left for a tail. Measured on the H200 (NOTES.md, session 11): bf16 training forward +2..6 points of copy
 #: (NCHW 56² 50 -> 53, 14² 40 -> 46, 7² 24 -> 28, CL 7² 26 -> 32) against 8 items per SM of at most 32K elements.
 BN_STATS_WAVE = 4
+#: The statistics pass's items per multiprocessor on devices that measured better with another count than
+#: BN_STATS_WAVE: by a part of the device's name (the longest found wins, as in NORM_TUNED_BY_DEVICE), then the
+#: layout — "flat" (channels-last), "runs" (NCHW read as runs of S), "rows" (the NCHW row layout, S <=
+#: BN_ROW_LANES_MAX); a layout not listed takes BN_STATS_WAVE. Measured on an H100 (NOTES.md, session 20; training
+#: forward, report timing, % of copy, 4 -> 2 items): channels-last bf16 56² 53.3 -> 54.7, 7² 39.7 -> 40.5, fp32 56²
+#: 60.1 -> 60.8, 128² 56.5 -> 58.2, 7² 50.6 -> 52.7; NCHW bf16 56² 58.2 -> 58.2, 14² 56.5 -> 57.3, 32×512×28² 40.8 ->
+#: 44.4, fp32 28² 62.1 -> 62.7, 32×512×28² 50.2 -> 51.9; the row layout lost (bf16 128×2048×7² 39.9 -> 33.8: its
+#: channel blocks grow to fit fewer items) and keeps 4; 1 item or 3 were lower. Tests that set BN_STATS_WAVE clear
+#: this table so that their count holds on every device.
+BN_STATS_WAVE_BY_DEVICE: dict[str, dict[str, int]] = {"H100 80GB HBM3": {"flat": 2, "runs": 2}}
 #: The backward's sums pass (the first launch of the two-launch training backward; SyncBatchNorm's local sums) as
 #: one wave of this many items per multiprocessor, tiles of BN_TILE["sums"] elements (8 warps). Measured on the
 #: H200 (NOTES.md, session 15; training backward, CUDA-graph replays, % of copy) against the one-pass kernels' plan
@@ -668,8 +683,15 @@ def _cdiv(a: int, b: int) -> int:
 
 
 @functools.cache
+def batch_norm_stats_wave(device: int | None, flat: bool, lanes: int) -> int:
+    """The statistics pass's items per multiprocessor on ``device`` for a layout (BN_STATS_WAVE_BY_DEVICE)."""
+    waves = _for_device(BN_STATS_WAVE_BY_DEVICE, device) or {}
+    return waves.get("flat" if flat else "rows" if lanes else "runs", BN_STATS_WAVE)
+
+
+@functools.cache
 def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, direction: str,
-                    sms: int = 4, lanes: int = 0) -> BatchNormPlan:
+                    sms: int = 4, lanes: int = 0, stats_wave: int | None = None) -> BatchNormPlan:
     """Plan for ``c`` channels of ``v`` inner indices each on a device of ``sms`` multiprocessors.
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``: bytes per
@@ -682,7 +704,8 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     allows (channel blocks grow in NCHW when there are more channels than that). NCHW channel blocks aim at no fewer
     than BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it
     divides the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row
-    layout's lanes per image (tiles hold whole rows), or 0.
+    layout's lanes per image (tiles hold whole rows), or 0; ``stats_wave``: the statistics pass's items per
+    multiprocessor (``batch_norm_stats_wave``; None: BN_STATS_WAVE).
     """
     tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
@@ -692,7 +715,7 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
             tile = BN_DX_LARGE_TILE
     one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
-        per_sm = BN_SUMS_WAVE if kind == "sums" else BN_STATS_WAVE
+        per_sm = BN_SUMS_WAVE if kind == "sums" else (stats_wave or BN_STATS_WAVE)
     elif kind == "stream" and total >= BN_STREAM_LARGE[0]:
         per_sm = BN_STREAM_LARGE[1]
     else:
