@@ -1,6 +1,7 @@
 """The launcher's repeat-launch path (``kernels._launch._Launcher``) with a stand-in for Triton's compiled
 kernel: what it passes to the C launch function, and when it goes back through Triton. (The real launches
-run on CUDA; under the interpreter the launcher hands every launch to Triton.)"""
+run on CUDA; under the interpreter the launcher hands every launch to Triton.) And the eager ops' cheap entry into
+their autograd Functions (``_runtime.apply_function``)."""
 
 from __future__ import annotations
 
@@ -95,3 +96,36 @@ def test_a_new_specialization_goes_through_triton(launcher, change):
 def test_missing_constexpr_is_an_error(launcher):
     with pytest.raises(RuntimeError, match="needs every constexpr"):
         launcher((1,), (torch.empty(4), 4, 1.0), {"A": True}, 4, None)
+
+
+class _Twice(torch.autograd.Function):
+    """y = 2·x, with fastnorm's eager argument layout (four tensors or None, then one tuple)."""
+
+    @staticmethod
+    def forward(ctx, x, a, b, c, rest):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2, None, None, None, None
+
+
+def test_apply_function_is_function_apply():
+    """``apply_function`` makes the same graph as ``Function.apply``; unwraps a tensor leaked out of a functorch
+    transform as ``Function.apply`` does; and inside a transform is ``Function.apply`` (which refuses a Function
+    without ``setup_context``, with torch's message)."""
+    from fastnorm._runtime import apply_function
+
+    apply = apply_function(_Twice)
+    x = torch.randn(5, requires_grad=True)
+    y = apply(x, None, None, None, ())
+    assert type(y.grad_fn).__name__ == "_TwiceBackward" and torch.equal(y, x * 2)
+    (g,) = torch.autograd.grad(y, x, torch.ones(5))
+    assert torch.equal(g, torch.full((5,), 2.0))
+    leaked = []
+    torch.func.grad(lambda t: leaked.append(t) or t.sum())(torch.randn(3))
+    assert torch._C._functorch.is_functorch_wrapped_tensor(leaked[0])
+    out = apply(leaked[0], None, None, None, ())
+    assert not torch._C._functorch.is_functorch_wrapped_tensor(out)
+    with pytest.raises(RuntimeError, match="setup_context"):
+        torch.func.grad(lambda t: apply(t, None, None, None, ()).sum())(torch.randn(3))

@@ -13,7 +13,8 @@ import functools
 import pytest
 import torch
 
-from fastnorm.kernels import _launch, _replay, config
+import launch_stubs
+from fastnorm.kernels import _replay, config
 from fastnorm.kernels import batch_norm as KB
 from fastnorm.kernels import layer_norm as KL
 from fastnorm.ops import batch_norm as OB
@@ -276,10 +277,13 @@ def test_replay_holds_its_scratch_until_its_launches_are_queued(launches, monkey
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     inputs = _bn_inputs(shape=(2, 8, 150, 150))
     options = (True, True, 0.1, 1e-5, False, False)
+    freed, at_launch = [], []
+    real_launch = launch_stubs._Runner.launch  # replays call the C launch function their program bound
+    monkeypatch.setattr(launch_stubs._Runner, "launch", lambda self, *a: at_launch.append(len(freed)) or
+                        real_launch(self, *a))
     for _ in range(2):
         OB._forward_impl(*inputs, *options)
-    freed, at_launch = [], []
-    real_empty, real_direct = torch.empty, _launch._Compiled.direct
+    real_empty = torch.empty
 
     def empty(*a, **k):
         t = real_empty(*a, **k)
@@ -287,12 +291,8 @@ def test_replay_holds_its_scratch_until_its_launches_are_queued(launches, monkey
             weakref.finalize(t, freed.append, 1)
         return t
 
-    def direct(self, grid, stream, vals):
-        at_launch.append(len(freed))
-        return real_direct(self, grid, stream, vals)
-
     monkeypatch.setattr(torch, "empty", empty)
-    monkeypatch.setattr(_launch._Compiled, "direct", direct)
+    at_launch.clear()
     OB._forward_impl(*inputs, *options)
     assert at_launch == [0, 0] and freed == [1]
 

@@ -43,26 +43,34 @@ def warm_us(fn, calls: int = CALLS) -> float:
 
 
 class FirstLaunch:
-    """Wraps ``_launch._Compiled.direct`` to note when the first C launch after ``start()`` happens."""
+    """Notes when the first C launch after ``start()`` happens: wraps the C launch function of every compiled kernel
+    made from here on (replayed programs call what they found at recording; the wrapper adds ~0.3 µs a launch)."""
 
     def __init__(self):
         self.t0 = self.first = None
-        self._orig = _launch._Compiled.direct
+        self._init = _launch._Compiled.__init__
         outer = self
 
-        def direct(entry, grid, stream, vals):
-            if outer.first is None and outer.t0 is not None:
-                outer.first = time.perf_counter()
-            return outer._orig(entry, grid, stream, vals)
+        def init(entry, kernel, cooperative):
+            outer._init(entry, kernel, cooperative)
+            if entry.launch is not None:
+                real = entry.launch
 
-        _launch._Compiled.direct = direct
+                def launch(*args):
+                    if outer.first is None and outer.t0 is not None:
+                        outer.first = time.perf_counter()
+                    return real(*args)
+
+                entry.launch = launch
+
+        _launch._Compiled.__init__ = init
 
     def start(self):
         self.first = None
         self.t0 = time.perf_counter()
 
     def restore(self):
-        _launch._Compiled.direct = self._orig
+        _launch._Compiled.__init__ = self._init
 
 
 def cold_us(fn, calls: int = 100, probe: FirstLaunch | None = None) -> tuple[float, float | None]:
@@ -171,7 +179,7 @@ def main() -> None:
     rows, _ = bn_case((32, 2048, 7, 7), torch.bfloat16, False)
     fn = rows["fastnorm autograd.grad"]
     targets = [(OB, "_grads"), (OB, "_backward_impl"), (_replay.Programs, "run"), (_replay.Program, "run"),
-               (_launch._Compiled, "direct"), (OB._BatchNormFunction, "backward")]
+               (OB._BatchNormFunction, "backward")]
     sw = Stopwatch(targets)
     try:
         c, _ = cold_us(fn, calls=200)

@@ -20,7 +20,8 @@ tensor they were given is
 and when every output it returns is an input, an empty tensor, or a tensor a launch wrote. Otherwise (a copy
 made on the way, a result computed by a torch op, two distinct inputs at one address) the signature is marked
 as not replayable. Which input positions hold one same tensor is part of the key (one gradient is often passed
-for two outputs). A later call with the signature then allocates its outputs, reads its tensors' addresses and
+for two outputs). A later call with the signature runs the program: a function written for it when it was
+recorded (straight-line code, see :class:`Program`) that allocates the outputs, reads the tensors' addresses and
 calls the C launch functions with the noted arguments, addresses substituted; its scratch allocation is held
 until its last launch is queued, as the full call holds its buffers.
 
@@ -35,7 +36,6 @@ more than :data:`MAX_PROGRAMS`.
 from __future__ import annotations
 
 import threading
-from operator import itemgetter
 
 import torch
 from triton import knobs
@@ -77,16 +77,17 @@ def scratch(t: torch.Tensor, *, keep: bool = False) -> torch.Tensor:
     return t
 
 
-def signature(*tensors: torch.Tensor | None) -> tuple:
+def _signature(inputs: tuple) -> tuple:
     """The part of a call's signature its tensors make: shape, strides and dtype of each (None for None)."""
-    return tuple(None if t is None else (t.shape, t.stride(), t.dtype) for t in tensors)
+    return tuple(None if t is None else (t.shape, t.stride(), t.dtype) for t in inputs)
 
 
-def _aliases(inputs: tuple) -> tuple | None:
+def _aliases(inputs: tuple, tensors: tuple) -> tuple | None:
     """Which input positions hold the same tensor (the first position holding each, per position), or None when
-    they are all distinct: part of a program's key (one gradient passed for two outputs is common)."""
-    ids = [id(t) for t in inputs if t is not None]
-    if len(set(ids)) == len(ids):
+    they are all distinct — part of a program's key (one gradient passed for two outputs is common). ``tensors``:
+    the inputs' signature (None where an input is None)."""
+    nones = tensors.count(None)
+    if len(set(map(id, inputs))) == len(inputs) - nones + (nones > 0):
         return None
     first: dict[int, int] = {}
     return tuple(None if t is None else first.setdefault(id(t), j) for j, t in enumerate(inputs))
@@ -109,49 +110,64 @@ def _no_launch_hooks() -> bool:
 class Program:
     """One signature's launches, replayed with new tensors (see the module docstring).
 
-    ``used``: the input positions whose addresses the launches take; ``aligned``: those of them (indices into
-    ``used``) the kernels were compiled as 16-byte aligned; ``outputs``: per output, None, ``("input", j)``,
-    or ``(shape, stride, dtype)`` of a new tensor, ``new`` the positions of the new ones; ``offsets``: the byte
-    offsets of the fresh scratch buffers in one allocation of ``work_bytes``; ``launches``: (entry, grid, pick,
-    constexprs), where ``pick`` takes a launch's arguments from ``(*input addresses, *new output addresses,
-    *scratch addresses, *fixed values)``; ``kept``: the kept scratch tensors, whose addresses are fixed values."""
+    ``run(inputs, stream)`` is a function written for this program alone (``_program_source``): it reads the
+    input addresses the launches take, returns None (nothing launched) when one of those the kernels were compiled
+    as 16-byte aligned is not, allocates the new outputs and the fresh scratch (one allocation), calls each launch's
+    C launch function with the addresses in place, and returns the outputs — straight-line code, no loops over
+    argument lists. ``source`` is its text; ``kept``: the kept scratch tensors, whose addresses it holds."""
 
-    __slots__ = ("used", "aligned", "outputs", "new", "offsets", "work_bytes", "launches", "fixed", "kept")
+    __slots__ = ("_run", "source", "kept")
 
-    def __init__(self, used, aligned, outputs, new, offsets, work_bytes, launches, fixed, kept):
-        self.used, self.aligned, self.outputs, self.new = used, aligned, outputs, new
-        self.offsets, self.work_bytes = offsets, work_bytes
-        self.launches, self.fixed, self.kept = launches, fixed, kept
+    def __init__(self, source: str, names: dict, kept: tuple):
+        scope = {"torch": torch, **names}
+        exec(compile(source, "<fastnorm replay program>", "exec"), scope)  # noqa: S102 (generated above, no user text)
+        self._run, self.source, self.kept = scope["run"], source, kept
 
-    def run(self, inputs: tuple, device: torch.device, stream: int) -> tuple | None:
+    def run(self, inputs: tuple, stream: int) -> tuple | None:
         """The call's outputs, launched on ``stream``; None (nothing launched) when an input is not aligned as
         the kernels were compiled for."""
-        addrs = tuple(inputs[j].data_ptr() for j in self.used)
-        for i in self.aligned:
-            if addrs[i] & 15:
-                return None
-        outs = []
-        for o in self.outputs:
-            if o is None:
-                outs.append(None)
-            elif o[0] == "input":
-                outs.append(inputs[o[1]])
-            else:
-                shape, stride, dtype = o
-                outs.append(torch.empty_strided(shape, stride, dtype=dtype, device=device))
-        pool = addrs + tuple(outs[k].data_ptr() for k in self.new)
-        work = None
-        if self.work_bytes:
-            work = torch.empty(self.work_bytes, dtype=torch.uint8, device=device)
-            base = work.data_ptr()
-            pool += tuple(base + off for off in self.offsets)
-        pool += self.fixed
-        for entry, grid, pick, consts in self.launches:
-            entry.direct(grid, stream, pick(pool) + consts)
-        # Held until every launch is queued (as the full call holds its scratch): freed earlier, its memory could go
-        # to an allocation of another thread on this stream, queued between these launches.
-        del work
-        return tuple(outs)
+        return self._run(inputs, stream)
+
+
+def _program_source(device, used, aligned, outputs, offsets, work_bytes, launches) -> tuple[str, dict]:
+    """The text of a program's ``run`` and the values it names: allocations on ``device``; ``used`` input positions
+    whose addresses launches take (``a<i>``), ``aligned`` those of them compiled as 16-byte aligned, ``outputs`` per
+    output None, ``("input", j)`` or ``(shape, stride, dtype)`` of a new tensor (``o<k>``, address ``p<k>``),
+    ``offsets`` of the fresh scratch buffers in one allocation of ``work_bytes`` (``w<i>``), ``launches`` (entry,
+    grid, arguments as ``(kind, index)`` or ``("value", v)``, constexpr values). The scratch allocation is held until
+    the function returns, after every launch is queued, as the full call holds its buffers (freed earlier, its
+    memory could go to an allocation of another thread on this stream, queued between these launches)."""
+    names: dict = {"device": device}
+
+    def value(v) -> str:
+        name = f"v{len(names)}"
+        names[name] = v
+        return name
+
+    body = [f"    a{i} = inputs[{j}].data_ptr()" for i, j in enumerate(used)]
+    if aligned:
+        body += [f"    if ({' | '.join(f'a{i}' for i in aligned)}) & 15:", "        return None"]
+    result = []
+    for k, o in enumerate(outputs):
+        if o is None:
+            result.append("None")
+        elif o[0] == "input":
+            result.append(f"inputs[{o[1]}]")
+        else:
+            shape, stride, dtype = (value(v) for v in o)
+            body += [f"    o{k} = torch.empty_strided({shape}, {stride}, dtype={dtype}, device=device)",
+                     f"    p{k} = o{k}.data_ptr()"]
+            result.append(f"o{k}")
+    if work_bytes:
+        body += [f"    work = torch.empty({work_bytes}, dtype=torch.uint8, device=device)", "    w = work.data_ptr()"]
+        body += [f"    w{i} = w + {off}" for i, off in enumerate(offsets)]
+    for entry, grid, args, consts in launches:
+        vals = [value(a[1]) if a[0] == "value" else f"{a[0]}{a[1]}" for a in args] + [value(c) for c in consts]
+        head = (f"{value(entry.launch)}({grid}, 1, 1, stream, {value(entry.function)}, {entry.cooperative}, "
+                f"{value(entry.pdl)}, None, None, {value(entry.packed_metadata)}, None, None, None")
+        body.append(f"    {head}, {', '.join(vals)})")
+    body.append(f"    return ({', '.join(result)},)")
+    return "def run(inputs, stream):\n" + "\n".join(body) + "\n", names
 
 
 #: Stored for signatures whose calls cannot be replayed.
@@ -159,17 +175,18 @@ _NOT_REPLAYABLE = object()
 
 
 class Programs:
-    """The programs of one op, by signature (a hashable tuple the op builds; it must determine every launch
-    argument except the input and output tensors' addresses)."""
+    """The programs of one op, by signature: the inputs' shapes, strides and dtypes, which of them are one tensor,
+    the device and stream, and the op's ``options`` (a hashable tuple of its other arguments); together they must
+    determine every launch argument except the input and output tensors' addresses."""
 
     def __init__(self):
         self._by_signature: dict = {}
         self._generation = -1
 
-    def run(self, signature: tuple, inputs: tuple, make):
-        """The op's outputs for ``inputs`` (whose first is a tensor on the launches' device): replayed when
-        ``signature`` has a program, else ``make()`` (which launches and returns a tuple of outputs, each a
-        tensor or None), recorded when it may be replayed."""
+    def run(self, options: tuple, inputs: tuple, make):
+        """The op's outputs for ``inputs`` (tensors or None, the first a tensor on the launches' device) and
+        ``options``: replayed when their signature has a program, else ``make()`` (which launches and returns a
+        tuple of outputs, each a tensor or None), recorded when it may be replayed."""
         x = inputs[0]
         if not _replays_on(x):
             return make()
@@ -179,12 +196,14 @@ class Programs:
         if self._generation != config.generation:
             self._by_signature.clear()
             self._generation = config.generation
-        key = (index, torch._C._cuda_getCurrentRawStream(index), signature, _aliases(inputs))
+        tensors = _signature(inputs)
+        stream = torch._C._cuda_getCurrentRawStream(index)
+        key = (index, stream, tensors, _aliases(inputs, tensors), options)
         program = self._by_signature.get(key)
         if program is _NOT_REPLAYABLE:
             return make()
         if program is not None:
-            out = program.run(inputs, x.device, key[1])
+            out = program.run(inputs, stream)
             return make() if out is None else out
         outer = getattr(_local, "rec", None)
         rec = _local.rec = Recording()
@@ -226,22 +245,19 @@ def _program(rec: Recording, inputs: tuple, outputs: tuple) -> Program | None:
             if t.numel():
                 at[t.data_ptr()] = ("output", k)
             out_specs.append((tuple(t.shape), t.stride(), t.dtype))
-    new = [k for k, s in enumerate(out_specs) if s is not None and s[0] != "input"]
     used: list[int] = []  # input positions read for their addresses, in order of first use
     aligned: set[int] = set()
     written: set[int] = set()
     fresh: list[int] = []  # ids of the scratch buffers each replay allocates anew, in order of first use
     offsets: list[int] = []
     work_bytes = 0
-    fixed: list = []
     kept: dict[int, torch.Tensor] = {}
     raw = []
     for entry, grid, args, consts in rec.launches:
         where = []
         for a in args:
             if not isinstance(a, torch.Tensor):
-                where.append(("fixed", len(fixed)))
-                fixed.append(a)
+                where.append(("value", a))
                 continue
             kind, j = slots.get(id(a)) or (a.numel() and at.get(a.data_ptr())) or ("", -1)
             if kind == "input":
@@ -249,33 +265,26 @@ def _program(rec: Recording, inputs: tuple, outputs: tuple) -> Program | None:
                     used.append(j)
                 if a.data_ptr() & 15 == 0:
                     aligned.add(j)
-                where.append(("input", used.index(j)))
+                where.append(("a", used.index(j)))
             elif kind == "output":
                 written.add(j)
-                where.append(("output", new.index(j)))
+                where.append(("p", j))
             elif id(a) not in rec.scratch:
                 return None  # a tensor made on the way (a copy): its contents change per call
             elif rec.scratch[id(a)][1]:
                 kept[id(a)] = a
-                where.append(("fixed", len(fixed)))
-                fixed.append(a.data_ptr())
+                where.append(("value", a.data_ptr()))
             else:
                 if id(a) not in fresh:
                     fresh.append(id(a))
                     offsets.append(work_bytes)
                     nbytes = a.untyped_storage().nbytes()
                     work_bytes += -(-nbytes // _SCRATCH_ALIGN) * _SCRATCH_ALIGN
-                where.append(("scratch", fresh.index(id(a))))
+                where.append(("w", fresh.index(id(a))))
         raw.append((entry, grid, where, consts))
     if any(s is not None and s[0] != "input" and outputs[k].numel() and k not in written
            for k, s in enumerate(out_specs)):
         return None  # an output no launch wrote: computed some other way
-    start = {"input": 0, "output": len(used), "scratch": len(used) + len(new),
-             "fixed": len(used) + len(new) + len(fresh)}
-    launches = []
-    for entry, grid, where, consts in raw:
-        idx = [start[kind] + i for kind, i in where]
-        pick = itemgetter(*idx) if len(idx) > 1 else (lambda pool, i=idx[0]: (pool[i],))
-        launches.append((entry, grid, pick, consts))
-    return Program(tuple(used), tuple(used.index(j) for j in sorted(aligned)), tuple(out_specs), tuple(new),
-                   tuple(offsets), work_bytes, tuple(launches), tuple(fixed), tuple(kept.values()))
+    aligned_at = sorted(used.index(j) for j in aligned)
+    source, names = _program_source(inputs[0].device, used, aligned_at, out_specs, offsets, work_bytes, raw)
+    return Program(source, names, tuple(kept.values()))

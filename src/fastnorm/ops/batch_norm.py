@@ -58,10 +58,10 @@ import math
 
 import torch
 
-from .._runtime import needs_autograd, uses_triton
+from .._runtime import apply_function, needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_momentum, check_same_device
 from ..kernels import batch_norm as K
-from ..kernels._replay import Programs, signature
+from ..kernels._replay import Programs
 
 __all__ = [
     "batch_norm",
@@ -197,7 +197,7 @@ def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stat
         return _forward_torch(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum,
                               eps, fix_gamma, relu)
     inputs = (x, weight, bias, z, running_mean, running_var, nbt)
-    return _FORWARDS.run((signature(*inputs), batch_stats, update, momentum, eps, fix_gamma, relu), inputs,
+    return _FORWARDS.run((batch_stats, update, momentum, eps, fix_gamma, relu), inputs,
                          lambda: _forward_triton(*inputs, batch_stats, update, momentum, eps, fix_gamma, relu))
 
 
@@ -267,7 +267,7 @@ def _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats: bool, fix_g
         return _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu, need_dx, dw, db,
                                need_dz)
     inputs = (x, dy, y, weight, shift, mrel, rstd, dw, db)
-    return _BACKWARDS.run((signature(*inputs), batch_stats, fix_gamma, relu, need_dx, need_dz), inputs,
+    return _BACKWARDS.run((batch_stats, fix_gamma, relu, need_dx, need_dz), inputs,
                           lambda: _backward_triton(*inputs, batch_stats, fix_gamma, relu, need_dx, need_dz))
 
 
@@ -425,6 +425,9 @@ class _BatchNormFunction(torch.autograd.Function):
         return dx, dw, db, dz, None
 
 
+_apply_batch_norm = apply_function(_BatchNormFunction)
+
+
 # ------------------------------------------------------------------------------------------- public op
 
 
@@ -467,8 +470,8 @@ def batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: 
                 running_var.copy_(new_rv)
         return y
     if needs_autograd(x, weight, bias, z):
-        return _BatchNormFunction.apply(x, weight, bias, z, (running_mean, running_var, nbt, batch_stats, update,
-                                                             momentum, eps, fix_gamma, relu))
+        return _apply_batch_norm(x, weight, bias, z, (running_mean, running_var, nbt, batch_stats, update, momentum,
+                                                      eps, fix_gamma, relu))
     # Nothing to differentiate (inference, torch.no_grad()): no autograd Function and no saved tensors.
     return _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum, eps,
                          fix_gamma, relu)[0]

@@ -27,10 +27,10 @@ import torch
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import is_fake
 
-from .._runtime import needs_autograd, uses_triton
+from .._runtime import apply_function, needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_optional_param, check_same_device, normalize_shape
 from ..kernels import layer_norm as K
-from ..kernels._replay import Programs, signature
+from ..kernels._replay import Programs
 
 __all__ = ["layer_norm", "rms_norm"]
 
@@ -132,7 +132,7 @@ def _forward(
         return _forward_rows(x, weight, bias, residual, n, eps, weight_offset, is_rms, residual_dtype, store_stats,
                              True)
     inputs = (x, weight, bias, residual)
-    return _FORWARDS.run((signature(*inputs), n, eps, weight_offset, is_rms, residual_dtype, store_stats), inputs,
+    return _FORWARDS.run((n, eps, weight_offset, is_rms, residual_dtype, store_stats), inputs,
                          lambda: _forward_rows(*inputs, n, eps, weight_offset, is_rms, residual_dtype, store_stats,
                                                False))
 
@@ -177,7 +177,7 @@ def _backward(
                               x_dtype, residual_in_dtype, True)
     inputs = (s, dy, dres_out, weight, mean, rstd)
     return _BACKWARDS.run(
-        (signature(*inputs), pshape, eps, weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype), inputs,
+        (pshape, eps, weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype), inputs,
         lambda: _backward_rows(*inputs, pshape, eps, weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype,
                                False))
 
@@ -310,6 +310,9 @@ class _NormFunction(torch.autograd.Function):
         return dx, dw, db, dres, None
 
 
+_apply_norm = apply_function(_NormFunction)
+
+
 def _norm_triton(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype, compiling):
     # The kernels index weight and bias as dense vectors; a strided or expanded view is made dense here,
     # inside the autograd graph, so its gradient still flows back to the view.
@@ -322,7 +325,7 @@ def _norm_triton(x, weight, bias, residual, nd, eps, weight_offset, is_rms, resi
                                                        residual_dtype)
         return y if residual is None else (y, res_out)
     if needs_autograd(x, weight, bias, residual):
-        return _NormFunction.apply(x, weight, bias, residual, (nd, eps, weight_offset, is_rms, residual_dtype))
+        return _apply_norm(x, weight, bias, residual, (nd, eps, weight_offset, is_rms, residual_dtype))
     y, res_out, _, _ = _forward(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype, False,
                                 False)
     return y if residual is None else (y, res_out)
