@@ -297,6 +297,27 @@ def test_replay_holds_its_scratch_until_its_launches_are_queued(launches, monkey
     assert at_launch == [0, 0] and freed == [1]
 
 
+def test_program_source_edges():
+    """A generated program with no outputs returns an empty tuple, and fresh scratch of zero bytes still gets its
+    address (the start of an empty allocation); the arguments reach the C launch function in Triton's order."""
+    calls = []
+
+    class Entry:
+        launch, function, cooperative, pdl, packed_metadata = staticmethod(lambda *a: calls.append(a)), 11, False, \
+            False, (4, 1, 0)
+
+    x = torch.zeros(8)
+    source, names = _replay._program_source(x.device, [0], [0], [], [0], 0,
+                                            [(Entry, 3, [("a", 0), ("w", 0), ("value", 7)], (5,))])
+    program = _replay.Program(source, names, ())
+    assert program.run((x,), 9) == ()
+    ((grid, one, one_, stream, fn, coop, pdl, *rest),) = calls
+    assert (grid, one, one_, stream, fn, coop, pdl) == (3, 1, 1, 9, 11, False, False)
+    assert rest[:6] == [None, None, (4, 1, 0), None, None, None] and rest[6] == x.data_ptr()
+    assert rest[8:] == [7, 5]
+    assert program.run((x[1:],), 9) is None  # compiled as aligned: an unaligned address is not replayed
+
+
 def test_config_deletions_count_too(monkeypatch):
     before = config.generation
     monkeypatch.setattr(config, "SOME_OVERRIDE", 1, raising=False)

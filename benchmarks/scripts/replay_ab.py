@@ -58,7 +58,7 @@ def cases() -> list[tuple[str, object]]:
 def main() -> None:
     replayed = _replay.Programs.run
 
-    def full(self, signature, inputs, make):
+    def full(self, options, inputs, make):
         return make()
 
     print(f"{'case':36s} | ms replayed, full, replayed | host us replayed, full, replayed")

@@ -41,23 +41,24 @@ def needs_autograd(*tensors: torch.Tensor | None) -> bool:
 
 
 def apply_function(cls: type[torch.autograd.Function]):
-    """``cls.apply`` for an autograd Function without ``setup_context`` whose arguments are four tensors (the first
-    never None) and one tuple, minus the Python wrapper that ``torch.autograd.Function.apply`` runs on every call
+    """``cls.apply`` for an autograd Function without ``setup_context`` whose arguments are four tensors or None (the
+    first a tensor) and one tuple, minus the Python wrapper that ``torch.autograd.Function.apply`` runs on every call
     (a quarter of an eager norm forward's host time on a fast CPU). Outside functorch transforms it does what that
     wrapper does — unwraps dead functorch wrappers, then calls the C++ apply; inside them, ``cls.apply`` itself.
-    Torch versions without those internals get ``cls.apply``."""
-    c = torch._C
-    base = getattr(c, "_FunctionBase", None) and c._FunctionBase.__dict__.get("apply")
-    unwrap = getattr(getattr(c, "_functorch", None), "unwrap_if_dead", None)
-    active = getattr(c, "_are_functorch_transforms_active", None)
-    if base is None or unwrap is None or active is None:
+    A Function with ``setup_context``, or a torch without those internals, gets ``cls.apply``."""
+    internals = torch._C
+    base = getattr(internals, "_FunctionBase", None) and internals._FunctionBase.__dict__.get("apply")
+    unwrap = getattr(getattr(internals, "_functorch", None), "unwrap_if_dead", None)
+    active = getattr(internals, "_are_functorch_transforms_active", None)
+    if (base is None or unwrap is None or active is None
+            or cls.setup_context is not torch.autograd.Function.setup_context):
         return cls.apply
     base = base.__get__(None, cls)
 
-    def apply(x, a, b, c, rest):
+    def apply(x, t1, t2, t3, rest):
         if active():
-            return cls.apply(x, a, b, c, rest)
-        return base(unwrap(x), a if a is None else unwrap(a), b if b is None else unwrap(b),
-                    c if c is None else unwrap(c), rest)
+            return cls.apply(x, t1, t2, t3, rest)
+        return base(unwrap(x), t1 if t1 is None else unwrap(t1), t2 if t2 is None else unwrap(t2),
+                    t3 if t3 is None else unwrap(t3), rest)
 
     return apply

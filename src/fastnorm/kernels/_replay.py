@@ -85,7 +85,8 @@ def _signature(inputs: tuple) -> tuple:
 def _aliases(inputs: tuple, tensors: tuple) -> tuple | None:
     """Which input positions hold the same tensor (the first position holding each, per position), or None when
     they are all distinct — part of a program's key (one gradient passed for two outputs is common). ``tensors``:
-    the inputs' signature (None where an input is None)."""
+    the inputs' signature, which counts the Nones cheaply (``inputs.count(None)`` would compare tensors with ==):
+    the inputs are all distinct when their ids number the tensors plus one for None if any."""
     nones = tensors.count(None)
     if len(set(map(id, inputs))) == len(inputs) - nones + (nones > 0):
         return None
@@ -114,7 +115,8 @@ class Program:
     input addresses the launches take, returns None (nothing launched) when one of those the kernels were compiled
     as 16-byte aligned is not, allocates the new outputs and the fresh scratch (one allocation), calls each launch's
     C launch function with the addresses in place, and returns the outputs — straight-line code, no loops over
-    argument lists. ``source`` is its text; ``kept``: the kept scratch tensors, whose addresses it holds."""
+    argument lists. ``source`` is its text; ``kept``: the kept scratch tensors, whose addresses it holds, and the
+    compiled kernels whose launch functions and handles it calls (held so that they outlive it)."""
 
     __slots__ = ("_run", "source", "kept")
 
@@ -125,7 +127,8 @@ class Program:
 
     def run(self, inputs: tuple, stream: int) -> tuple | None:
         """The call's outputs, launched on ``stream``; None (nothing launched) when an input is not aligned as
-        the kernels were compiled for."""
+        the kernels were compiled for. (A method around the generated function, where tests and scripts count
+        replays.)"""
         return self._run(inputs, stream)
 
 
@@ -158,7 +161,7 @@ def _program_source(device, used, aligned, outputs, offsets, work_bytes, launche
             body += [f"    o{k} = torch.empty_strided({shape}, {stride}, dtype={dtype}, device=device)",
                      f"    p{k} = o{k}.data_ptr()"]
             result.append(f"o{k}")
-    if work_bytes:
+    if offsets:
         body += [f"    work = torch.empty({work_bytes}, dtype=torch.uint8, device=device)", "    w = work.data_ptr()"]
         body += [f"    w{i} = w + {off}" for i, off in enumerate(offsets)]
     for entry, grid, args, consts in launches:
@@ -166,7 +169,7 @@ def _program_source(device, used, aligned, outputs, offsets, work_bytes, launche
         head = (f"{value(entry.launch)}({grid}, 1, 1, stream, {value(entry.function)}, {entry.cooperative}, "
                 f"{value(entry.pdl)}, None, None, {value(entry.packed_metadata)}, None, None, None")
         body.append(f"    {head}, {', '.join(vals)})")
-    body.append(f"    return ({', '.join(result)},)")
+    body.append(f"    return ({', '.join(result)}{',' if len(result) == 1 else ''})")
     return "def run(inputs, stream):\n" + "\n".join(body) + "\n", names
 
 
@@ -287,4 +290,4 @@ def _program(rec: Recording, inputs: tuple, outputs: tuple) -> Program | None:
         return None  # an output no launch wrote: computed some other way
     aligned_at = sorted(used.index(j) for j in aligned)
     source, names = _program_source(inputs[0].device, used, aligned_at, out_specs, offsets, work_bytes, raw)
-    return Program(source, names, tuple(kept.values()))
+    return Program(source, names, (*kept.values(), *(entry for entry, *_ in raw)))

@@ -1237,9 +1237,10 @@ def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, 
 
 def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.BatchNormPlan:
     device = config.device_index(xv.x)
+    stats = kind == "fused" and direction == "fwd"  # the statistics pass: its items per SM by device
     return config.batch_norm_plan(xv.flat, xv.c, xv.v, reread_bytes, kind, direction,
                                   config.multiprocessor_count(device), xv.l,
-                                  config.batch_norm_stats_wave(device, xv.flat, xv.l))
+                                  config.batch_norm_stats_wave(device, xv.flat, xv.l) if stats else None)
 
 
 def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, running_var, nbt,

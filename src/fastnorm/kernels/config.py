@@ -591,8 +591,9 @@ BN_STATS_WAVE = 4
 #: forward, report timing, % of copy, 4 -> 2 items): channels-last bf16 56² 53.3 -> 54.7, 7² 39.7 -> 40.5, fp32 56²
 #: 60.1 -> 60.8, 128² 56.5 -> 58.2, 7² 50.6 -> 52.7; NCHW bf16 56² 58.2 -> 58.2, 14² 56.5 -> 57.3, 32×512×28² 40.8 ->
 #: 44.4, fp32 28² 62.1 -> 62.7, 32×512×28² 50.2 -> 51.9; the row layout lost (bf16 128×2048×7² 39.9 -> 33.8: its
-#: channel blocks grow to fit fewer items) and keeps 4; 1 item or 3 were lower. Tests that set BN_STATS_WAVE clear
-#: this table so that their count holds on every device.
+#: channel blocks grow to fit fewer items) and keeps 4; 1 item or 3 were lower. Not measured: SyncBatchNorm's
+#: statistics and the one-launch forward, which take the same plan. An override of BN_STATS_WAVE (a test, a tuning
+#: script) holds on such a device only with this table cleared too (``BN_STATS_WAVE_BY_DEVICE={}``; the tests do).
 BN_STATS_WAVE_BY_DEVICE: dict[str, dict[str, int]] = {"H100 80GB HBM3": {"flat": 2, "runs": 2}}
 #: The backward's sums pass (the first launch of the two-launch training backward; SyncBatchNorm's local sums) as
 #: one wave of this many items per multiprocessor, tiles of BN_TILE["sums"] elements (8 warps). Measured on the
@@ -715,7 +716,7 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
             tile = BN_DX_LARGE_TILE
     one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
-        per_sm = BN_SUMS_WAVE if kind == "sums" else (stats_wave or BN_STATS_WAVE)
+        per_sm = BN_SUMS_WAVE if kind == "sums" else (BN_STATS_WAVE if stats_wave is None else stats_wave)
     elif kind == "stream" and total >= BN_STREAM_LARGE[0]:
         per_sm = BN_STREAM_LARGE[1]
     else:
