@@ -46,6 +46,7 @@ import torch
 import torch.distributed as dist
 
 from . import _symm_exchange
+from ._runtime import apply_function
 from .ops import batch_norm as _bn
 
 __all__ = [
@@ -191,7 +192,7 @@ def _dense_layout(x: torch.Tensor) -> torch.Tensor:
 class _SyncBatchNormFunction(torch.autograd.Function):
     """The arguments that take no gradient travel as one tuple ``(running_mean, running_var,
     num_batches_tracked, momentum, eps, activation, group, world_size, count_check)`` (fewer arguments, less
-    host time in ``Function.apply``)."""
+    host time in ``Function.apply``); entered through ``_runtime.apply_function``."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, z, rest):
@@ -252,6 +253,9 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         return dx, dw, db, dz, None
 
 
+_apply_sync_batch_norm = apply_function(_SyncBatchNormFunction)
+
+
 def sync_batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_var: torch.Tensor | None,
                     weight: torch.Tensor | None, bias: torch.Tensor | None, *, momentum: float | None, eps: float,
                     process_group, world_size: int, num_batches_tracked: torch.Tensor | None = None,
@@ -269,6 +273,6 @@ def sync_batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_
     """
     if count_check is not None:
         count_check.raise_pending()
-    return _SyncBatchNormFunction.apply(x, weight, bias, z, (running_mean, running_var, num_batches_tracked, momentum,
-                                                             eps, activation, resolve_group(process_group),
-                                                             world_size, count_check))
+    return _apply_sync_batch_norm(x, weight, bias, z, (running_mean, running_var, num_batches_tracked, momentum, eps,
+                                                       activation, resolve_group(process_group), world_size,
+                                                       count_check))
