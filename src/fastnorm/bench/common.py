@@ -14,9 +14,9 @@ How a figure is made (``../shared/BENCHMARKS.md``'s protocol)
   itself includes host time. Host speed differs between machines (several-fold for the same Python code), which
   moves the marked rows between runs on different machines.
 * **Copy ceiling.** ``dst.copy_(src)`` on a 1 GiB tensor in the same process; bytes = read + written.
-* **Same-bytes reference** (``REFERENCE``, the norm suites). torch's copy kernel moving the op's tensors at the
-  op's size under the same timer, counted with the op's bytes: the ceiling at that size, not a peer (``speedup``
-  and the report's best peer leave it out).
+* **Same-bytes reference** (``REFERENCE``, the norm and BatchNorm suites). torch's copy kernel moving the op's
+  tensors at the op's size under the same timer, counted with the op's bytes: the ceiling at that size, not a peer
+  (``speedup`` and the report's best peer leave it out).
 * **Bytes.** The fewest the op must move, the same count for every implementation (formulas below);
   GB/s = bytes / median time, and % of the copy bandwidth.
 
