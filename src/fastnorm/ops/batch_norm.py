@@ -197,8 +197,8 @@ def _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stat
         return _forward_torch(x, weight, bias, z, running_mean, running_var, nbt, batch_stats, update, momentum,
                               eps, fix_gamma, relu)
     inputs = (x, weight, bias, z, running_mean, running_var, nbt)
-    return _FORWARDS.run((batch_stats, update, momentum, eps, fix_gamma, relu), inputs,
-                         lambda: _forward_triton(*inputs, batch_stats, update, momentum, eps, fix_gamma, relu))
+    options = (batch_stats, update, momentum, eps, fix_gamma, relu)
+    return _FORWARDS.run(options, inputs, lambda: _forward_triton(*inputs, *options))
 
 
 def _forward_triton(x, weight, bias, z, running_mean, running_var, nbt, batch_stats: bool, update: bool,
@@ -267,8 +267,8 @@ def _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats: bool, fix_g
         return _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu, need_dx, dw, db,
                                need_dz)
     inputs = (x, dy, y, weight, shift, mrel, rstd, dw, db)
-    return _BACKWARDS.run((batch_stats, fix_gamma, relu, need_dx, need_dz), inputs,
-                          lambda: _backward_triton(*inputs, batch_stats, fix_gamma, relu, need_dx, need_dz))
+    options = (batch_stats, fix_gamma, relu, need_dx, need_dz)
+    return _BACKWARDS.run(options, inputs, lambda: _backward_triton(*inputs, *options))
 
 
 def _backward_triton(x, dy, y, weight, shift, mrel, rstd, dw, db, batch_stats: bool, fix_gamma: bool, relu: bool,

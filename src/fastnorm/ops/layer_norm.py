@@ -128,13 +128,11 @@ def _forward(
         rstd = torch.empty((m,), dtype=stat, device=x.device) if store_stats else None
         mean = torch.empty((m,), dtype=stat, device=x.device) if store_stats and not is_rms else None
         return y, res_out, mean, rstd
-    if traceable:
-        return _forward_rows(x, weight, bias, residual, n, eps, weight_offset, is_rms, residual_dtype, store_stats,
-                             True)
     inputs = (x, weight, bias, residual)
-    return _FORWARDS.run((n, eps, weight_offset, is_rms, residual_dtype, store_stats), inputs,
-                         lambda: _forward_rows(*inputs, n, eps, weight_offset, is_rms, residual_dtype, store_stats,
-                                               False))
+    options = (n, eps, weight_offset, is_rms, residual_dtype, store_stats)
+    if traceable:
+        return _forward_rows(*inputs, *options, True)
+    return _FORWARDS.run(options, inputs, lambda: _forward_rows(*inputs, *options, False))
 
 
 def _forward_rows(x, weight, bias, residual, n: int, eps: float, weight_offset: float, is_rms: bool,
@@ -172,14 +170,11 @@ def _backward(
         return dx, dres, dw, db
     if dy is None:  # only residual_out was used downstream
         dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
-    if traceable:
-        return _backward_rows(s, dy, dres_out, weight, mean, rstd, pshape, eps, weight_offset, is_rms, bias_dtype,
-                              x_dtype, residual_in_dtype, True)
     inputs = (s, dy, dres_out, weight, mean, rstd)
-    return _BACKWARDS.run(
-        (pshape, eps, weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype), inputs,
-        lambda: _backward_rows(*inputs, pshape, eps, weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype,
-                               False))
+    options = (pshape, eps, weight_offset, is_rms, bias_dtype, x_dtype, residual_in_dtype)
+    if traceable:
+        return _backward_rows(*inputs, *options, True)
+    return _BACKWARDS.run(options, inputs, lambda: _backward_rows(*inputs, *options, False))
 
 
 def _backward_rows(s, dy, dres_out, weight, mean, rstd, pshape, eps: float, weight_offset: float, is_rms: bool,
