@@ -21,6 +21,7 @@ import statistics
 import time
 
 import torch
+from host_costs import per_call_us  # this script's folder is on sys.path
 
 import fastnorm
 from fastnorm.kernels import _launch
@@ -28,18 +29,6 @@ from fastnorm.ops import batch_norm as OB
 
 CALLS = 300
 DEVICE = torch.device("cuda")
-
-
-def warm_us(fn, calls: int = CALLS) -> float:
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    us = (time.perf_counter() - t0) / calls * 1e6
-    torch.cuda.synchronize()
-    return us
 
 
 class FirstLaunch:
@@ -167,7 +156,7 @@ def main() -> None:
     print(f"| {'case':32} | {'call':36} | warm µs | cold µs | to launch |")
     for label, rows in cases:
         for name, fn in rows.items():
-            w = warm_us(fn)
+            w = per_call_us(fn, CALLS, rounds=1)
             c, f = cold_us(fn, probe=probe if name.startswith("fastnorm") else None)
             fs = f"{f:9.1f}" if f is not None else " " * 9
             print(f"| {label:32} | {name:36} | {w:7.1f} | {c:7.1f} | {fs} |", flush=True)
@@ -183,7 +172,7 @@ def main() -> None:
     sw = Stopwatch(targets)
     try:
         c, _ = cold_us(fn, calls=200)
-        w = warm_us(fn, calls=200)
+        w = per_call_us(fn, 200, rounds=1)
     finally:
         sw.restore()
     calls = 5 + 200 + 20 + 200
