@@ -1,0 +1,112 @@
+"""How a suite-style backward call's host time splits between the autograd engine and the Function's ``backward``.
+
+``torch.autograd.grad(y, inputs, dy, retain_graph=True)`` on a kept forward, back to back: the mean host µs of the
+whole call, and of the Function's own ``backward`` as the engine runs it (timed inside, on the engine's thread);
+the rest is the engine around it. Beside them, the same ``backward`` body called directly on the main thread (no
+engine), to see whether it costs more on the engine's thread.
+
+    PYTHONPATH=src python benchmarks/scripts/engine_split.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+from backward_host import _Like, bn_case, ln_case  # this script's folder is on sys.path
+
+import fastnorm
+from fastnorm.ops import batch_norm as OB
+from fastnorm.ops import layer_norm as OL
+
+CALLS = 300
+ROUNDS = 5
+
+
+class Inside:
+    """Times a Function's ``backward`` each time the engine runs it."""
+
+    def __init__(self, cls):
+        self.cls, self.real, self.times = cls, cls.__dict__["backward"], []
+        real = self.real.__func__
+        times = self.times
+
+        def backward(ctx, *grads):
+            t0 = time.perf_counter()
+            out = real(ctx, *grads)
+            times.append(time.perf_counter() - t0)
+            return out
+
+        cls.backward = staticmethod(backward)
+
+    def restore(self):
+        self.cls.backward = self.real
+
+
+def split(fn, cls) -> tuple[float, float]:
+    """(mean µs of the whole call, mean µs inside ``cls.backward``), median over rounds."""
+    inside = Inside(cls)
+    try:
+        for _ in range(20):
+            fn()
+        totals, insides = [], []
+        for _ in range(ROUNDS):
+            torch.cuda.synchronize()
+            inside.times.clear()
+            t0 = time.perf_counter()
+            for _ in range(CALLS):
+                fn()
+            totals.append((time.perf_counter() - t0) / CALLS * 1e6)
+            insides.append(sum(inside.times) / max(len(inside.times), 1) * 1e6)
+        torch.cuda.synchronize()
+    finally:
+        inside.restore()
+    return statistics.median(totals), statistics.median(insides)
+
+
+def direct(fn) -> float:
+    for _ in range(20):
+        fn()
+    out = []
+    for _ in range(ROUNDS):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(CALLS):
+            fn()
+        out.append((time.perf_counter() - t0) / CALLS * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(out)
+
+
+def main() -> None:
+    print(f"host µs per call, {torch.cuda.get_device_name()}, torch {torch.__version__}; means of {CALLS} back to "
+          f"back, median of {ROUNDS} rounds")
+    print("| case | call | whole | inside backward | engine around | backward body direct |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for shape, frozen in (((32, 2048, 7, 7), False), ((32, 2048, 7, 7), True), ((256, 256, 28, 28), True)):
+        rows, _ = bn_case(shape, torch.bfloat16, frozen)
+        label = f"BN {'frozen' if frozen else 'train'} bwd {'x'.join(map(str, shape))}"
+        fy_fn = rows["fastnorm autograd.grad"]
+        # the backward's body on the main thread: the node's saved state, through the same _grads
+        x = torch.randn(shape, device="cuda", dtype=torch.bfloat16).requires_grad_(True)
+        w = torch.rand(shape[1], device="cuda").add_(0.5).requires_grad_(True)
+        b = torch.randn(shape[1], device="cuda").requires_grad_(True)
+        rm, rv = torch.zeros(shape[1], device="cuda"), torch.ones(shape[1], device="cuda")
+        y = fastnorm.batch_norm(x, rm, rv, w, b, True, use_global_stats=frozen)
+        dy = torch.randn_like(y)
+        node = y.grad_fn
+        body = direct(lambda node=node, dy=dy: OB._BatchNormFunction.backward(node, dy))
+        whole, inside = split(fy_fn, OB._BatchNormFunction)
+        print(f"| {label} | fastnorm | {whole:.1f} | {inside:.1f} | {whole - inside:.1f} | {body:.1f} |", flush=True)
+        whole, inside = split(rows["no-work Function, autograd.grad"], _Like)
+        print(f"| {label} | no-work Function | {whole:.1f} | {inside:.1f} | {whole - inside:.1f} | |", flush=True)
+        print(f"| {label} | torch | {direct(rows['torch autograd.grad']):.1f} | | | |", flush=True)
+    rows = ln_case(49152, 256, torch.bfloat16)
+    whole, inside = split(rows["fastnorm autograd.grad"], OL._NormFunction)
+    print(f"| LN bwd 49152x256 | fastnorm | {whole:.1f} | {inside:.1f} | {whole - inside:.1f} | |", flush=True)
+    print(f"| LN bwd 49152x256 | torch | {direct(rows['torch autograd.grad']):.1f} | | | |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
