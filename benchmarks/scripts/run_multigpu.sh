@@ -24,7 +24,7 @@ STEPS=" ${STEPS:-check timeout bench ddp compile} "
 [ "${WITH_COMPILE:-1}" = 1 ] || STEPS=${STEPS/ compile / }
 [[ $STEPS == *" check "* ]] && step syncbn_check 170 torchrun --standalone --nproc_per_node="$NPROC" benchmarks/scripts/gpu_syncbn_check.py
 [[ $STEPS == *" timeout "* ]] && step syncbn_timeout 120 torchrun --standalone --nproc_per_node=2 benchmarks/scripts/gpu_syncbn_timeout.py
-[[ $STEPS == *" bench "* ]] && step syncbn_bench 320 torchrun --standalone --nproc_per_node="$NPROC" -m fastnorm.bench syncbn --out "${BENCH_OUT:-benchmarks/report}"
+[[ $STEPS == *" bench "* ]] && step syncbn_bench 480 torchrun --standalone --nproc_per_node="$NPROC" -m fastnorm.bench syncbn --out "${BENCH_OUT:-benchmarks/report}"
 [[ $STEPS == *" ddp "* ]] && step ddp 90 torchrun --standalone --nproc_per_node="$NPROC" benchmarks/scripts/gpu_ddp.py
 [[ $STEPS == *" compile "* ]] && step compile 100 python3 benchmarks/scripts/gpu_integration.py -k compile
 printf '%s\n' "${status[@]}"

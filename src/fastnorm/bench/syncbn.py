@@ -245,6 +245,7 @@ def run(args) -> dict:
     for shape in shapes:
         for layout in args.layouts:
             for dname in args.dtypes:
+                t0 = time.perf_counter()
                 cl = layout == "channels_last"
                 cases = [Case(impl, [shape], DTYPES[dname], cl, device, seed=1) for impl in args.impls]
                 if device.type == "cuda":
@@ -252,6 +253,7 @@ def run(args) -> dict:
                               for impl in ("fastnorm_sync", "fastnorm_local") if impl in args.impls]
                 _measure(cases, device, args.warmup, args.iters)
                 layer_recs += _finish(cases, device, shape=list(shape), layout=layout, dtype=dname)
+                _progress(f"{'x'.join(map(str, shape))} {layout} {dname}", t0)
                 del cases
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
@@ -259,6 +261,7 @@ def run(args) -> dict:
     if not args.no_stack:
         stack = resnet50_bn_layers(args.stack_batch)
         for layout, dname in args.stack_configs:
+            t0 = time.perf_counter()
             cl = layout == "channels_last"
             cases = [Case(impl, stack, DTYPES[dname], cl, device, seed=2) for impl in args.impls]
             if device.type == "cuda":
@@ -267,6 +270,7 @@ def run(args) -> dict:
             _measure(cases, device, args.stack_warmup, args.stack_iters)
             stack_recs += _finish(cases, device, layers=len(stack), batch=args.stack_batch, layout=layout,
                                   dtype=dname)
+            _progress(f"ResNet-50 stack {layout} {dname}", t0)
             del cases
             if device.type == "cuda":
                 torch.cuda.empty_cache()
@@ -281,6 +285,14 @@ def run(args) -> dict:
             "iters": args.iters, "stack_warmup": args.stack_warmup, "stack_iters": args.stack_iters,
             "target_ratio": TARGET_RATIO, "layers": layer_recs, "stack": stack_recs,
             "summary": summarize(layer_recs, stack_recs)}
+
+
+def _progress(what: str, t0: float) -> None:
+    """One line on rank 0's stderr as each configuration is done (the tables come at the end; a run cut short by a
+    time limit still shows how far it got and what each part cost: set-up, first-call compiles, graph captures
+    and the timed steps)."""
+    if dist.get_rank() == 0:
+        print(f"syncbn: {what} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
 
 
 def _by(recs, *keys):
