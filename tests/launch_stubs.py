@@ -64,8 +64,9 @@ def stub_launches(setattr_, log: list | None, counters: torch.Tensor) -> None:
     setattr_(_replay, "_replays_on", lambda t: True)
     for mod in (OB, OL):
         setattr_(mod, "uses_triton", lambda t: True)
-        setattr_(mod, "_FORWARDS", _replay.Programs())
-        setattr_(mod, "_BACKWARDS", _replay.Programs())
+        for name, value in list(vars(mod).items()):
+            if isinstance(value, _replay.Programs):
+                setattr_(mod, name, _replay.Programs())
     setattr_(torch._C, "_cuda_getDevice", lambda: -1)  # what ``get_device()`` says of a CPU tensor
     setattr_(torch._C, "_cuda_getCurrentRawStream", lambda index: 7)
     setattr_(torch._C, "_cuda_isCurrentStreamCapturing", lambda: False)

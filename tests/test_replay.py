@@ -232,6 +232,75 @@ def test_batch_norm_not_replayed_where_it_must_not_be(launches, monkeypatch):
     assert calls(x, w, b, None, rm, rv, None) == 1
 
 
+def _peers(c: int, world: int = 3, rank: int = 1):
+    """Stand-in symmetric buffers of SyncBatchNorm's exchange for the stubbed launches (nothing reads them):
+    -> (this rank's buffer, its ``Peers``)."""
+    from fastnorm._symm_exchange import layout
+
+    sums_at, flags_at, words = layout(c, world)
+    bufs = [torch.zeros(words) for _ in range(world)]
+    ptrs = torch.tensor([b.data_ptr() for b in bufs], dtype=torch.int64)
+    return bufs[rank], KB.Peers(ptrs, bufs[rank][flags_at:].view(torch.int32), rank, world, flags_at, sums_at)
+
+
+#: input options, then (momentum, relu) of SyncBatchNorm's forward
+_PEER_FWD_CASES = {
+    "train": ({}, (0.1, False)),
+    "relu, z, channels-last, momentum None": (dict(cl=True, z=True, nbt=True), (None, True)),
+    "no running statistics, no affine, fp32": (dict(running=False, affine=False, dtype=torch.float32), (0.1, False)),
+}
+
+
+@pytest.mark.parametrize("case", list(_PEER_FWD_CASES))
+def test_sync_batch_norm_peer_forward_replays(launches, monkeypatch, case):
+    """SyncBatchNorm's forward through the symmetric-memory exchange (this rank's statistics into its buffer's row,
+    then the apply launch that merges every rank's) replays the launches of its full call; the variance the apply
+    launch writes is scratch (not returned), the buffers and the running statistics are inputs."""
+    spec, (momentum, relu) = _PEER_FWD_CASES[case]
+    x, w, b, z, rm, rv, nbt = _bn_inputs(**spec)
+    c = x.shape[1]
+    buf, peers = _peers(c)
+    row = buf[:2 * c + 1]
+    running = None if rm is None else (rm, rv, momentum, nbt)
+
+    def full(out):
+        OB._local_stats(x, c, out=row)
+        return OB._apply_peers(x, peers, w, b, z, relu, 1e-5, running)
+
+    _replay_matches_full_call(launches, _counting(monkeypatch, KB, "view"),
+                              lambda: OB._forward_peers(x, w, b, z, running, row, peers, relu, 1e-5), full,
+                              lambda out: (x, w, b, z, rm, rv, nbt, row, peers.ptrs, peers.flags))
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_sync_batch_norm_peer_backward_replays(launches, monkeypatch, relu):
+    """SyncBatchNorm's one-launch backward (sums, their exchange, dx) replays the launch of its full call; dz is
+    dy itself without the ReLU (an input returned), the kernel's dz with it."""
+    x, w, *_ = _bn_inputs(cl=relu)
+    c = x.shape[1]
+    _, peers = _peers(c)
+    dy = torch.randn_like(x)
+    y = torch.randn_like(x) if relu else None
+    mean, invstd, count = torch.randn(c), torch.rand(c) + 0.5, torch.tensor(37.0)
+    dw, db = torch.empty(c), torch.empty(c)
+    args = (dy, x, mean, invstd, w, count, y, relu, True, dw, db, peers)
+    out = _replay_matches_full_call(launches, _counting(monkeypatch, KB, "view"),
+                                    lambda: OB._backward_peers_dx(*args), lambda out: OB._backward_peers(*args)[:2],
+                                    lambda out: (x, dy, y, w, mean, invstd, count, dw, db, peers.ptrs, peers.flags))
+    assert (out[1] is dy) != relu
+
+
+def test_sync_batch_norm_peer_calls_of_an_empty_batch_are_not_replayed(launches, monkeypatch):
+    """An empty shard still takes part in the exchange, but its statistics row is zeroed by a torch op, which a
+    replay would not repeat: every such call takes the full path."""
+    x, w, b, _, rm, rv, _ = _bn_inputs(shape=(0, 6, 5, 3))
+    buf, peers = _peers(6)
+    views = _counting(monkeypatch, KB, "view")
+    for _ in range(3):
+        OB._forward_peers(x, w, b, None, (rm, rv, 0.1, None), buf[:13], peers, False, 1e-5)
+    assert len(views) == 3  # each call's apply launch views x (the statistics of an empty x are a zeroing)
+
+
 @pytest.mark.parametrize("residual", [False, True])
 @pytest.mark.parametrize("is_rms", [False, True])
 def test_norm_replays_the_same_launches(launches, monkeypatch, is_rms, residual):

@@ -65,8 +65,8 @@ class Stopwatch:
             setattr(owner, attr, fn)
 
 
-SYNC_STAGES = ("_local_stats", "_merge_stats", "_apply_peers", "_update_running_stats_", "_apply", "_backward_sums",
-               "_backward_dx", "_backward_peers")
+SYNC_STAGES = ("_forward_peers", "_local_stats", "_merge_stats", "_apply_peers", "_update_running_stats_", "_apply",
+               "_backward_peers_dx", "_backward_sums", "_backward_dx", "_backward_peers")
 
 
 def step_times(m, x, dy, steps: int) -> tuple[list[float], list[float]]:

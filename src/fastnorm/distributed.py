@@ -215,8 +215,8 @@ class _SyncBatchNormFunction(torch.autograd.Function):
             y = _bn._apply(x, gmean, invstd, weight, bias, z, relu)
         else:
             # The apply launch merges every rank's packed statistics from its symmetric buffer first.
-            _bn._local_stats(x, c, out=slot.row)
-            y, count, gmean, invstd = _bn._apply_peers(x, slot.stats_exchange(), weight, bias, z, relu, eps, running)
+            y, count, gmean, invstd = _bn._forward_peers(x, weight, bias, z, running, slot.row, slot.stats_exchange(),
+                                                         relu, eps)
             if count_check is not None:
                 count_check.check_total(x, count, world_size)
         ctx.save_for_backward(x, weight, gmean, invstd, count, y if activation is not None else None)
@@ -239,7 +239,7 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         slot = ctx.slot
         dx = dz = None
         if need_dx and slot is not None:  # one launch: sums, the exchange through symmetric memory, dx
-            dx, dz, _ = _bn._backward_peers(dy, x, mean, invstd, weight, count, y, relu, need_dz, dw, db,
+            dx, dz = _bn._backward_peers_dx(dy, x, mean, invstd, weight, count, y, relu, need_dz, dw, db,
                                             slot.sums_exchange())
         else:
             sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db)

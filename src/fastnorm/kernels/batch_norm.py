@@ -1394,7 +1394,8 @@ def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps
     plan = _plan(xv, xv.x.element_size(), "stream", "fwd")
     ncb = -(-c // plan.cb)
     out = torch.empty(3 * c + 1, dtype=torch.float32, device=y.device)  # one allocation for all
-    mean, var, invstd, count = out[:c], out[c:2 * c], out[2 * c:3 * c], out[-1]
+    # var is scratch to a recording: the replayed SyncBatchNorm forward (ops._forward_peers) does not return it
+    mean, var, invstd, count = out[:c], scratch(out[c:2 * c]), out[2 * c:3 * c], out[-1]
     eh, el = _hilo(eps)
     mh, ml = _hilo(0.0 if momentum is None else momentum)
     update = running_mean is not None

@@ -74,8 +74,10 @@ __all__ = [
 ]
 
 _ACTIVATIONS = (None, "relu")
-#: The eager kernel launches of the forward and the backward, replayed per signature (``kernels._replay``).
+#: The eager kernel launches of the forward and the backward, replayed per signature (``kernels._replay``);
+#: and SyncBatchNorm's through the symmetric-memory exchange (``_forward_peers``, ``_backward_peers_dx``).
 _FORWARDS, _BACKWARDS = Programs(), Programs()
+_PEER_FORWARDS, _PEER_BACKWARDS = Programs(), Programs()
 ONE_VALUE_MESSAGE = "Expected more than 1 value per channel when training, got input size"
 
 
@@ -578,6 +580,25 @@ def _apply_peers(x, peers, weight, bias, z, relu: bool, eps: float, running: tup
     return _back_to_x(y, xv, x), count, mean, invstd
 
 
+def _forward_peers(x, weight, bias, z, running, row, peers, relu: bool, eps: float):
+    """SyncBatchNorm's forward on one host (``fastnorm._symm_exchange``): this rank's packed statistics into
+    ``row`` (its symmetric buffer's first 2C + 1 words), then ``_apply_peers`` -> (y, count, mean, invstd). The
+    two launches are replayed per signature (``_PEER_FORWARDS``); the exchange's buffers are inputs of the key,
+    ``peers``' numbers options. An empty x takes the full path (its statistics are zeroed by a torch op)."""
+    c = x.shape[1]
+
+    def launch():
+        _local_stats(x, c, out=row)
+        return _apply_peers(x, peers, weight, bias, z, relu, eps, running)
+
+    if x.numel() == 0:
+        return launch()
+    rm, rv, momentum, nbt = running if running is not None else (None, None, None, None)
+    inputs = (x, weight, bias, z, rm, rv, nbt, row, peers.ptrs, peers.flags)
+    options = (relu, eps, momentum, peers.rank, peers.world, peers.flags_at, peers.sums_at)
+    return _PEER_FORWARDS.run(options, inputs, launch)
+
+
 def update_running_stats_(running_mean: torch.Tensor, running_var: torch.Tensor, mean: torch.Tensor,
                           var: torch.Tensor, count, momentum: float | None,
                           num_batches_tracked: torch.Tensor | None = None) -> None:
@@ -750,3 +771,16 @@ def _backward_peers(dy, x, mean, invstd, weight, count, y, relu: bool, need_dz: 
                             _c(mean), _c(invstd), dw, db, count, peers, relu=relu)
     dx, dz = _back_to_x(dx, xv, x), _back_to_x(dz, xv, x)
     return dx, (dy if need_dz and not relu else dz), sums
+
+
+def _backward_peers_dx(dy, x, mean, invstd, weight, count, y, relu: bool, need_dz: bool, dw, db, peers):
+    """``_backward_peers`` -> (dx, dz or None) without the group's sums, its launch replayed per signature
+    (``_PEER_BACKWARDS``; an empty x takes the full path)."""
+    def launch():
+        return _backward_peers(dy, x, mean, invstd, weight, count, y, relu, need_dz, dw, db, peers)[:2]
+
+    if x.numel() == 0:
+        return launch()
+    inputs = (x, dy, y, weight, mean, invstd, count, dw, db, peers.ptrs, peers.flags)
+    options = (relu, need_dz, peers.rank, peers.world, peers.flags_at, peers.sums_at)
+    return _PEER_BACKWARDS.run(options, inputs, launch)
