@@ -116,7 +116,39 @@ def cases() -> dict:
     out["LayerNorm(256) fwd, no grad 4096x256"] = ln_fwd
     out["LayerNorm(256) step 4096x256"] = ln_step
     out["RMSNorm(1024) step 8x512x1024"] = rms_step
+    out.update(sync_cases())
     return out
+
+
+def sync_cases() -> dict:
+    """SyncBatchNorm's one-host path (its exchange's symmetric buffers stood in by one local buffer that nothing
+    reads: the launches are stubbed), 2 ranks, bf16 16×256×56², forward and forward + backward."""
+    from types import SimpleNamespace
+
+    from fastnorm import _symm_exchange, distributed
+    from fastnorm.kernels.batch_norm import Peers
+
+    c, world = 256, 2
+    sums_at, flags_at, words = _symm_exchange.layout(c, world)
+    buf = torch.zeros(words)
+    peers = Peers(torch.tensor([buf.data_ptr()] * world, dtype=torch.int64), buf[flags_at:].view(torch.int32), 0,
+                  world, flags_at, sums_at)
+    slot = SimpleNamespace(row=buf[:2 * c + 1], stats_exchange=lambda: peers, sums_exchange=lambda: peers)
+    _symm_exchange.exchange_slot = lambda group, x, c: slot
+    group = object()  # never used by the exchange's stand-in
+    xg = torch.randn(16, c, 56, 56, dtype=torch.bfloat16).requires_grad_(True)
+    dy = torch.randn_like(xg)
+    rm, rv = torch.zeros(c), torch.ones(c)
+    w, b = torch.ones(c, requires_grad=True), torch.zeros(c, requires_grad=True)
+
+    def forward():
+        return distributed.sync_batch_norm(xg, rm, rv, w, b, momentum=0.1, eps=1e-5, process_group=group,
+                                           world_size=world)
+
+    def step():
+        torch.autograd.grad(forward(), (xg, w, b), dy)
+
+    return {"SyncBatchNorm fwd 16x256x56x56": forward, "SyncBatchNorm fwd+bwd 16x256x56x56": step}
 
 
 def main() -> None:
