@@ -15,6 +15,7 @@ import time
 
 import torch
 from backward_host import _Like, bn_case, ln_case  # this script's folder is on sys.path
+from host_costs import per_call_us
 
 import fastnorm
 from fastnorm.ops import batch_norm as OB
@@ -65,20 +66,6 @@ def split(fn, cls) -> tuple[float, float]:
     return statistics.median(totals), statistics.median(insides)
 
 
-def direct(fn) -> float:
-    for _ in range(20):
-        fn()
-    out = []
-    for _ in range(ROUNDS):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(CALLS):
-            fn()
-        out.append((time.perf_counter() - t0) / CALLS * 1e6)
-    torch.cuda.synchronize()
-    return statistics.median(out)
-
-
 def main() -> None:
     print(f"host µs per call, {torch.cuda.get_device_name()}, torch {torch.__version__}; means of {CALLS} back to "
           f"back, median of {ROUNDS} rounds")
@@ -96,16 +83,17 @@ def main() -> None:
         y = fastnorm.batch_norm(x, rm, rv, w, b, True, use_global_stats=frozen)
         dy = torch.randn_like(y)
         node = y.grad_fn
-        body = direct(lambda node=node, dy=dy: OB._BatchNormFunction.backward(node, dy))
+        body = per_call_us(lambda node=node, dy=dy: OB._BatchNormFunction.backward(node, dy), CALLS, ROUNDS)
         whole, inside = split(fy_fn, OB._BatchNormFunction)
         print(f"| {label} | fastnorm | {whole:.1f} | {inside:.1f} | {whole - inside:.1f} | {body:.1f} |", flush=True)
         whole, inside = split(rows["no-work Function, autograd.grad"], _Like)
         print(f"| {label} | no-work Function | {whole:.1f} | {inside:.1f} | {whole - inside:.1f} | |", flush=True)
-        print(f"| {label} | torch | {direct(rows['torch autograd.grad']):.1f} | | | |", flush=True)
+        print(f"| {label} | torch | {per_call_us(rows['torch autograd.grad'], CALLS, ROUNDS):.1f} | | | |", flush=True)
     rows = ln_case(49152, 256, torch.bfloat16)
     whole, inside = split(rows["fastnorm autograd.grad"], OL._NormFunction)
     print(f"| LN bwd 49152x256 | fastnorm | {whole:.1f} | {inside:.1f} | {whole - inside:.1f} | |", flush=True)
-    print(f"| LN bwd 49152x256 | torch | {direct(rows['torch autograd.grad']):.1f} | | | |", flush=True)
+    torch_us = per_call_us(rows["torch autograd.grad"], CALLS, ROUNDS)
+    print(f"| LN bwd 49152x256 | torch | {torch_us:.1f} | | | |", flush=True)
 
 
 if __name__ == "__main__":

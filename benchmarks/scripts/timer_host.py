@@ -21,20 +21,15 @@ import torch
 import triton.testing
 from backward_host import bn_case, ln_case  # this script's folder is on sys.path
 
+from fastnorm.bench.common import Timer
+
 CALLS = 200
 DEVICE = torch.device("cuda")
 
 
 def b2b_us(fn, calls: int = CALLS) -> float:
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e6)
-    torch.cuda.synchronize()
-    return statistics.median(times)
+    """The suites' ``host_ms`` (``Timer.host_ms``: the median of back-to-back calls), in µs."""
+    return Timer(DEVICE).host_ms(fn, calls) * 1e3
 
 
 def loop_us(fn, cache: torch.Tensor | None, calls: int = CALLS, sync: bool = False) -> tuple[float, float]:
