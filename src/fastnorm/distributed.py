@@ -214,7 +214,8 @@ class _SyncBatchNormFunction(torch.autograd.Function):
             count, gmean, _, invstd = _bn._merge_stats(counts, gathered[:, :c], gathered[:, c:2 * c], eps, running)
             y = _bn._apply(x, gmean, invstd, weight, bias, z, relu)
         else:
-            # The apply launch merges every rank's packed statistics from its symmetric buffer first.
+            # The apply launch merges every rank's packed statistics from its symmetric buffer first; both
+            # launches (and the backward's one) are replayed per signature, as the local layer's are.
             y, count, gmean, invstd = _bn._forward_peers(x, weight, bias, z, running, slot.row, slot.stats_exchange(),
                                                          relu, eps)
             if count_check is not None:
