@@ -15,6 +15,12 @@ import pytest  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
+from fastnorm.kernels import config as _config  # noqa: E402  (after TRITON_INTERPRET is set)
+
+# Every spatial size compiled into the BatchNorm kernels, whatever order the tests run in: a process past
+# BN_SPATIAL_COMPILED sizes runs later ones with S as an argument (test_batch_norm.py tests that on purpose).
+_config.BN_SPATIAL_COMPILED = 1 << 30
+
 
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():

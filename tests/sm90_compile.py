@@ -57,6 +57,7 @@ def record_launches() -> list[tuple]:
     _launch._Launcher.__call__ = recorder
     ln_ops.uses_triton = bn_ops.uses_triton = lambda t: True
     config.multiprocessor_count = lambda device_index: SM_COUNT  # (config drops its cached plans on every change)
+    config.BN_SPATIAL_COMPILED = 1 << 30  # every size compiled in (S as an argument: ``spatial_argument``)
     for case in _norm_cases(fastnorm) + _batch_norm_cases(fastnorm, config) + _stage_cases():
         case()
     return list(jobs.values())
@@ -176,11 +177,28 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 fastnorm.batch_norm(x.detach(), rm, rv, w.detach(), b.detach(), training=False)
             cases.append(case)
 
+    def spatial_argument():  # NCHW tile kernels with S a run-time argument (past config.BN_SPATIAL_COMPILED sizes)
+        config.BN_SPATIAL_COMPILED = 0
+        for shape in ((4, 64, 14, 14), (2, 33, 4, 9, 9), (2**31 // (64 * 196) + 1, 64, 14, 14)):  # 64-bit last
+            for dtype in (torch.bfloat16, torch.float32):
+                c = shape[1]
+                x = _meta(*shape, dtype=dtype, grad=True)
+                w, b, rm, rv = _meta(c, grad=True), _meta(c, grad=True), _meta(c), _meta(c)
+                for resident, fused in ((True, None), (False, True), (False, False)):
+                    config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
+                    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
+                config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
+                z = _meta(*shape, dtype=dtype, grad=True)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
+        config.BN_SPATIAL_COMPILED = 1 << 30
+
     def big():  # 64-bit offsets
         x = _meta(2**31 // (64 * 49) + 1, 64, 7, 7, dtype=torch.bfloat16, grad=True)
         w, b = _meta(64, grad=True), _meta(64, grad=True)
         _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=True)
-    return cases + [big]
+    return cases + [spatial_argument, big]
 
 
 def _stage_cases() -> list:

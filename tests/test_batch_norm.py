@@ -6,6 +6,8 @@ Interpreter-sized shapes (CI runs these through Triton's interpreter on CPU); th
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -742,6 +744,72 @@ def test_apply_flat_against_reference(monkeypatch, shape, cl, mode, device):
                   activation=options.get("activation"), z=z)
     flat = cl or len(shape) == 2
     assert passes == [flat] * (2 if flat else 4), passes  # 16-bit channels-last rows keep the tiled kernel
+
+
+#: (resident, fused, training, use_global_stats) of each path through the tile kernels
+_SPATIAL_MODES = {
+    "train, single read": (True, None, True, False),
+    "train, one launch": (False, True, True, False),
+    "train, two launches": (False, False, True, False),
+    "eval": (True, None, False, False),
+    "frozen": (True, None, True, True),
+}
+
+
+@pytest.mark.parametrize("mode", list(_SPATIAL_MODES))
+@pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 5, 5, 5), torch.bfloat16)])
+def test_spatial_size_as_an_argument_gives_the_same_bits(monkeypatch, mode, shape, dtype, device):
+    """Past config.BN_SPATIAL_COMPILED spatial sizes the NCHW tile kernels take S as an argument: y, dx, dz, dw, db,
+    the running statistics and SyncBatchNorm's packed statistics are bitwise those of the kernels with S compiled
+    in (only the index arithmetic differs), in every path, with ReLU and a residual."""
+    resident, fused, training, glob = _SPATIAL_MODES[mode]
+    monkeypatch.setattr(config, "BN_RESIDENT", resident)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", fused)
+
+    def run():
+        x, w, b, rm, rv = _make(shape, False, dtype, device, seed=4)
+        z = torch.randn(shape, generator=torch.Generator().manual_seed(5)).to(dtype).to(device).requires_grad_(True)
+        dy = torch.randn(shape, generator=torch.Generator().manual_seed(6)).to(dtype).to(device)
+        y = fastnorm.batch_norm(x, rm, rv, w, b, training, use_global_stats=glob, activation="relu", z=z)
+        y.backward(dy)
+        packed = fastnorm.ops.batch_norm._local_stats(x.detach(), shape[1])
+        return K._spatial(K.view(x)), [y, x.grad, z.grad, w.grad, b.grad, rm, rv, packed]
+
+    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 1 << 30)
+    spatial, compiled = run()
+    assert spatial == (math.prod(shape[2:]), 0)
+    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 0)
+    spatial, argument = run()
+    assert spatial == (0, math.prod(shape[2:]))
+    for name, a, e in zip("y dx dz dw db running_mean running_var packed".split(), argument, compiled, strict=True):
+        assert torch.equal(a, e), name
+
+
+def test_spatial_sizes_compiled_in_up_to_the_limit(monkeypatch, device):
+    """The first config.BN_SPATIAL_COMPILED distinct NCHW sizes (S > 64) are compiled in, later ones run as an
+    argument; each size keeps its decision, the row layout (S <= 64) and channels-last always compile theirs in, a
+    change to config counts again; and S as an argument never takes the flat kernel (S compiled in)."""
+    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 2)
+
+    def spatial(shape, cl=False):
+        x = torch.empty(shape, device=device)
+        return K._spatial(K.view(x.to(memory_format=torch.channels_last) if cl else x))
+
+    assert spatial((2, 3, 9, 11)) == (99, 0)
+    assert spatial((2, 3, 10, 10)) == (100, 0)
+    assert spatial((2, 3, 11, 11)) == (0, 121)  # a third size
+    assert spatial((4, 7, 9, 11)) == (99, 0)  # a size met before keeps its kernels
+    assert spatial((2, 3, 11, 11)) == (0, 121)
+    assert spatial((2, 3, 7, 7)) == (49, 0) and spatial((2, 3, 12, 12), cl=True) == (1, 0)
+    monkeypatch.setattr(config, "BN_APPLY_FLAT", (0, 64, 2, 256))  # a config change: the count starts again
+    assert spatial((2, 3, 11, 11)) == (121, 0)
+    passes = []
+    real = K._apply_flat_pass
+    monkeypatch.setattr(K, "_apply_flat_pass", lambda *a, **k: passes.append(1) or real(*a, **k))
+    for shape in ((2, 3, 11, 11), (2, 3, 10, 10), (2, 3, 9, 11)):  # compiled in, compiled in, an argument
+        x, w, b, rm, rv = _make(shape, False, torch.float32, device)
+        _check_bn(x, w, b, rm, rv, training=False)
+    assert passes == [1, 1]
 
 
 # ------------------------------------------------------------------------------ the single-read training forward

@@ -4,7 +4,8 @@ Layout. Every kernel sees its input through one 2-D "view" — channel ``c`` and
 that walks the other dimensions — so a tensor is read in its own memory layout, never copied:
 
 * NCHW-contiguous, S = prod(spatial) > 64: ``v = n·S + s``, offset ``(n·C + c)·S + s`` (the division
-  ``v // S`` is by a compile-time constant: a multiply and shifts);
+  ``v // S`` is by a compile-time constant: a multiply and shifts; past ``config.BN_SPATIAL_COMPILED`` distinct
+  sizes in a process, S is an argument instead, so that inputs of ever new sizes compile nothing: ``_spatial``);
 * NCHW-contiguous, S <= 64 ("row layout"): ``v = n·L + s`` with L the power of two >= S, lanes
   ``s >= S`` are padding (shifts and masks instead of the division);
 * channels-last, channels-last-3d, (N, C) and any input with ``S == 1`` ("flat"): ``v`` is the row
@@ -100,11 +101,12 @@ def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
 
 
 @triton.jit
-def _tile_offsets(c, v, C, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr):
+def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.constexpr):
     """Element offsets of the [CB, BS] tile of channels ``c`` and inner indices ``v``.
 
     NCHW offsets are written ``(n·C + c)·S + s`` with S a compile-time constant, so that Triton sees the
-    divisibility of S: runs of S elements are then read with vector loads (e.g. 4-wide at S = 196).
+    divisibility of S: runs of S elements are then read with vector loads (e.g. 4-wide at S = 196). S = 0: the
+    spatial size is ``S_RT``, an argument (``_spatial``: one compile serves every size; a division per index).
     """
     if FLAT:
         return v[None, :] * C + c[:, None]
@@ -113,10 +115,14 @@ def _tile_offsets(c, v, C, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr)
         n = v // L
         s = v % L
         return (n[None, :] * C + c[:, None]) * S + s[None, :]
-    else:
+    elif S > 0:
         n = v // S
         s = v - n * S
         return (n[None, :] * C + c[:, None]) * S + s[None, :]
+    else:
+        n = v // S_RT
+        s = v - n * S_RT
+        return (n[None, :] * C + c[:, None]) * S_RT + s[None, :]
 
 
 @triton.jit
@@ -154,9 +160,13 @@ def _sync_counters(sync_ptr, G, NCB_G, NSUB):
 
 
 @triton.jit
-def _channel_shift(x_ptr, c, cmask, S: tl.constexpr, ACC: tl.constexpr):
-    """The per-channel shift K = x[0, c, 0] (0 when not finite), in the accumulation dtype."""
-    k = tl.load(x_ptr + c * S, mask=cmask, other=0.0).to(ACC)
+def _channel_shift(x_ptr, c, cmask, S: tl.constexpr, S_RT, ACC: tl.constexpr):
+    """The per-channel shift K = x[0, c, 0] (0 when not finite), in the accumulation dtype (S = 0: the spatial
+    size is ``S_RT``, as in ``_tile_offsets``)."""
+    if S > 0:
+        k = tl.load(x_ptr + c * S, mask=cmask, other=0.0).to(ACC)
+    else:
+        k = tl.load(x_ptr + c * S_RT, mask=cmask, other=0.0).to(ACC)
     return tl.where(tl.abs(k) < float("inf"), k, 0.0)
 
 
@@ -170,7 +180,7 @@ def _tile_two_pass(xv, m, ACC: tl.constexpr):
 
 
 @triton.jit
-def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.constexpr,
+def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.constexpr, S_RT,
                 FLAT: tl.constexpr, L: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
                 ACC: tl.constexpr):
     """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1).
@@ -187,7 +197,7 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
     lm = cmask[:, None] & _lanes_ok(ar, S, L)[None, :]  # the same lanes are padding in every tile
     for t in tl.range(0, nfull, num_stages=STAGES):
         v = v0 + t * BS + ar
-        off = _tile_offsets(c, v, C, S, FLAT, L)
+        off = _tile_offsets(c, v, C, S, S_RT, FLAT, L)
         xv = tl.load(x_ptr + off, mask=lm, other=0.0).to(ACC) - shift[:, None]
         rk = 1.0 / tl.cast(t + 1, ACC)
         d = xv - mean_l
@@ -204,7 +214,7 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
     if vs < v1:
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, C, S, FLAT, L)
+        off = _tile_offsets(c, v, C, S, S_RT, FLAT, L)
         xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - shift[:, None]
         tn, tm, tq = _tile_two_pass(xv, m, ACC)
         cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
@@ -368,14 +378,14 @@ def _pass_item(C, V, VPI, CB: tl.constexpr, IDX: tl.constexpr):
 
 @triton.jit
 def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, C,
-                 IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, BS: tl.constexpr,
+                 IDX: tl.constexpr, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.constexpr, BS: tl.constexpr,
                  STAGES: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, ACC: tl.constexpr):
     """y = act(((x - shift) - mrel)·scale + beta + z) over channels ``c`` and inner range [v0, v1)."""
     ar = tl.arange(0, BS).to(IDX)
     for vs in tl.range(v0, v1, BS, num_stages=STAGES):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, C, S, FLAT, L)
+        off = _tile_offsets(c, v, C, S, S_RT, FLAT, L)
         _apply_tile(tl.load(x_ptr + off, mask=m, other=0.0), off, m, y_ptr, z_ptr, shift[:, None], mrel[:, None],
                     scale[:, None], beta[:, None], HAS_Z, RELU, ACC)
 
@@ -401,6 +411,7 @@ def _bn_fwd_fused_kernel(
     part_ptr, sync_ptr,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
+    S_RT,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
@@ -429,8 +440,8 @@ def _bn_fwd_fused_kernel(
     p2_ptr = part_ptr + 3 * C * SPLIT
     sub_ptr, blk_ptr, grp_ptr, ready_ptr, _groups_done = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     if kind == _STATS:
-        shift = _channel_shift(x_ptr, c, cmask, S, ACC)
-        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, FLAT, L, CB, BS, STAGES,
+        shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
+        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES,
                                        ACC)
         _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, cnt, mean, m2)
         jj = j // MSUB
@@ -465,7 +476,7 @@ def _bn_fwd_fused_kernel(
         scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
         beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
         _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, C,
-                     IDX, S, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
+                     IDX, S, S_RT, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
 @triton.jit
@@ -476,6 +487,7 @@ def _bn_apply_kernel(
     peers_ptr, flags_ptr, count_out_ptr, var_out_ptr, rm_ptr, rv_ptr, nbt_ptr,  # PEERS only
     C, V, VPI, SPLIT,
     eps_hi, eps_lo, rank, R, FLAGS, mom_hi, mom_lo,
+    S_RT,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr,
@@ -524,7 +536,7 @@ def _bn_apply_kernel(
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
     _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, C,
-                 IDX, S, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
+                 IDX, S, S_RT, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
 @triton.jit
@@ -569,12 +581,12 @@ def _bn_apply_flat_kernel(
 
 
 @triton.jit
-def _resident_index(c, cmask, j, V, C, VP: tl.constexpr, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr,
+def _resident_index(c, cmask, j, V, C, VP: tl.constexpr, IDX: tl.constexpr, S: tl.constexpr, S_RT, FLAT: tl.constexpr,
                     L: tl.constexpr):
     """Item ``j`` of a channel block, the [CB, VP] tile of inner indices [j·VP, (j + 1)·VP) -> (its element
     offsets, the mask of its real elements)."""
     v = tl.cast(j, IDX) * VP + tl.arange(0, VP).to(IDX)
-    return _tile_offsets(c, v, C, S, FLAT, L), cmask[:, None] & ((v < V) & _lanes_ok(v, S, L))[None, :]
+    return _tile_offsets(c, v, C, S, S_RT, FLAT, L), cmask[:, None] & ((v < V) & _lanes_ok(v, S, L))[None, :]
 
 
 @triton.jit
@@ -588,6 +600,7 @@ def _resident_partial(part_ptr, xr, m, shift, c, cmask, j, SPLIT, C, ACC: tl.con
 def _bn_fwd_resident_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr, shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, part_ptr, sync_ptr,
     C, V, SPLIT, mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
+    S_RT,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, VP: tl.constexpr, MS: tl.constexpr, SERIAL: tl.constexpr,
     HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, FIX_GAMMA: tl.constexpr,
@@ -614,12 +627,12 @@ def _bn_fwd_resident_kernel(
     j = pid // ncb
     c = cb * CB + tl.arange(0, CB)
     cmask = c < C
-    shift = _channel_shift(x_ptr, c, cmask, S, ACC)
-    off, m = _resident_index(c, cmask, j, V, C, VP, IDX, S, FLAT, L)
+    shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
+    off, m = _resident_index(c, cmask, j, V, C, VP, IDX, S, S_RT, FLAT, L)
     xr = tl.load(x_ptr + off, mask=m, other=0.0)
     if SERIAL:
         for jj in range(0, SPLIT):
-            off_o, m_o = _resident_index(c, cmask, jj, V, C, VP, IDX, S, FLAT, L)
+            off_o, m_o = _resident_index(c, cmask, jj, V, C, VP, IDX, S, S_RT, FLAT, L)
             _resident_partial(part_ptr, tl.load(x_ptr + off_o, mask=m_o, other=0.0), m_o, shift, c, cmask, jj,
                               SPLIT, C, ACC)
         jo = j
@@ -640,7 +653,7 @@ def _bn_fwd_resident_kernel(
                           count, mom_hi, mom_lo, ACC, UPDATE_RUNNING, MOMENTUM_NONE)
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
-    off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, FLAT, L)
+    off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, S_RT, FLAT, L)
     _apply_tile(xr, off, m, y_ptr, z_ptr, shift[:, None], mrel[:, None], scale[:, None], beta[:, None], HAS_Z, RELU,
                 ACC)
 
@@ -668,7 +681,7 @@ def _two_sum(a, b):
 
 @triton.jit
 def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
-               C, IDX: tl.constexpr, S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr,
+               C, IDX: tl.constexpr, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.constexpr,
                CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr,
                DX: tl.constexpr,
                DX_TRAIN: tl.constexpr, DZ: tl.constexpr, ACC: tl.constexpr):
@@ -688,7 +701,7 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     for vs in tl.range(v0, v1, BS, num_stages=STAGES):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, C, S, FLAT, L)
+        off = _tile_offsets(c, v, C, S, S_RT, FLAT, L)
         g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC)
         if NEED_X:
             xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
@@ -716,6 +729,7 @@ def _bn_bwd_fused_kernel(
     peers_ptr, flags_ptr, rank, R, FLAGS, SUMS_AT,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     cnt_hi, cnt_lo, eps_hi, eps_lo,
+    S_RT,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr,  # 0: training (sums, then dx), 1: sums only, 2: frozen (dx and sums in one pass)
@@ -759,10 +773,10 @@ def _bn_bwd_fused_kernel(
     if kind == _STATS:
         if MODE == 2:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, True, True, False, DZ, ACC)
+                                 v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, True, True, False, DZ, ACC)
         else:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, True, False, False, False, ACC)
+                                 v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, True, False, False, False, ACC)
         p = part_ptr + c * SPLIT + j
         tl.store(p, sg, mask=cmask)
         tl.store(p + C * SPLIT, sgx, mask=cmask)
@@ -810,7 +824,7 @@ def _bn_bwd_fused_kernel(
         k2 = -k1 * (fa / count)
         k3 = -k1 * (fb / count)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3,
-                   v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
+                   v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
     if PEERS:
         _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 1)
 
@@ -845,6 +859,7 @@ def _bn_bwd_dx_kernel(
     mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr,
     C, V, VPI, SPLIT,
     cnt_hi, cnt_lo, eps_hi, eps_lo,
+    S_RT,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
@@ -867,10 +882,10 @@ def _bn_bwd_dx_kernel(
         k2 = -k1 * (fa / n)
         k3 = -k1 * (fb / n)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, mean, mrel, rstd, k1, k2, k3,
-                   v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
+                   v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
     else:
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, rstd, rstd, rstd, k1, k1, k1,
-                   v0, v1, C, IDX, S, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, ACC)
+                   v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, ACC)
 
 
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
@@ -1221,16 +1236,45 @@ def _scratch(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     return scratch(torch.empty(n, dtype=dtype, device=device))
 
 
+class _SpatialSizes:
+    """The NCHW spatial sizes this process compiles into the tile kernels (see ``_spatial``)."""
+
+    sizes: set[int] = set()
+    generation = -1
+
+
+def _spatial(xv: View) -> tuple[int, int]:
+    """(S compiled in, S as an argument) of the tile kernels over ``xv``: ``(S, 0)``, or ``(0, S)`` when S runs as an
+    argument. Compiled in (a division by a constant, and vector loads sized to S's divisibility) except in the NCHW
+    layout past the first ``config.BN_SPATIAL_COMPILED`` distinct sizes a process meets: a model fed ever new image
+    sizes (detection, segmentation) would compile every tile kernel again for each (seconds a compile). A size keeps
+    its decision (the results are bitwise the same either way: only the index arithmetic differs); a change to
+    ``config`` starts the count again."""
+    if xv.flat or xv.l:
+        return xv.s, 0
+    known = _SpatialSizes
+    if known.generation != config.generation:
+        known.sizes, known.generation = set(), config.generation
+    if xv.s in known.sizes:
+        return xv.s, 0
+    if len(known.sizes) < config.BN_SPATIAL_COMPILED:
+        known.sizes.add(xv.s)
+        return xv.s, 0
+    return 0, xv.s
+
+
 def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
             plan: config.BatchNormPlan) -> None:
     """Launch a tile kernel over ``xv`` with ``plan``: the view's and tile's constexprs, the accumulation dtype,
     and the prefetch depth and register cap of the kernel's ``loop`` ("stats", "apply", "bwd" or "dx"; its key in
     the tables by ``config.batch_norm_loop``; the cap is measured for fp32 accumulation only: fp64 states need more
-    registers)."""
+    registers). The spatial size goes in as ``_spatial`` says: S compiled in, or the kernel's last run-time
+    argument."""
     acc = _acc(xv.x.dtype)
     loop = config.batch_norm_loop(loop, xv.l, xv.x.element_size())
-    launcher((grid,), args, {
-        **meta, "S": xv.s, "FLAT": xv.flat, "L": xv.l, "IDX": _idx(xv, plan.bs, plan.cb), "ACC": _TL[acc],
+    s, s_rt = _spatial(xv)
+    launcher((grid,), (*args, s_rt), {
+        **meta, "S": s, "FLAT": xv.flat, "L": xv.l, "IDX": _idx(xv, plan.bs, plan.cb), "ACC": _TL[acc],
         "CB": plan.cb, "BS": plan.bs, "STAGES": config.BN_LOOP_STAGES[loop],
     }, plan.num_warps, None, maxnreg=config.BN_MAXNREG[loop] if acc == torch.float32 else None)
 
@@ -1302,12 +1346,13 @@ def _forward_resident(xv: View, y, z, weight, bias, shift, mrel, rstd, running_m
         return False
     part = _scratch(3 * c * plan.split, acc, dev)
     sync = _zeroed_counters(2 * plan.ncb, dev)
+    s, s_rt = _spatial(xv)
     try:
         _fwd_resident((plan.ncb * plan.split,), (
             xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
-            c, xv.v, plan.split, *scalars,
+            c, xv.v, plan.split, *scalars, s_rt,
         ), dict(
-            S=xv.s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
+            S=s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
             MS=plan.ms, SERIAL=INTERPRETER, HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None,
             RELU=relu, FIX_GAMMA=fix_gamma, UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none,
         ), plan.num_warps, 1, cooperative=True)
@@ -1352,7 +1397,7 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
     eh, el = _hilo(eps)
-    if config.batch_norm_apply_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s):
+    if config.batch_norm_apply_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s) and _spatial(xv)[0]:
         _apply_flat_pass(xv, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, (eh, el), is_var=is_var,
                          fix_gamma=fix_gamma, relu=relu)
         return save_mean, save_rstd

@@ -619,6 +619,14 @@ def batch_norm_flat_window(c: int, s: int, flat: bool) -> int:
     return _next_pow2(c) if flat else _next_pow2(BN_APPLY_FLAT[1] // s + 2)
 
 
+#: How many distinct NCHW spatial sizes (S > 64) a process compiles into the BatchNorm tile kernels; later sizes run
+#: with S as a kernel argument, one compile for all of them (``kernels.batch_norm._spatial``), and never take the flat
+#: apply kernel (S and C compiled in). A ResNet trains on 4-5 sizes; a detector fed images of ever new sizes
+#: compiled every kernel again for each (8 image sizes × 4 stages: 32 compiles in evaluation, 96 in training).
+#: The argument form's speed is not yet measured on a GPU (its offsets divide by a run-time S).
+BN_SPATIAL_COMPILED = 32
+
+
 def batch_norm_apply_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -> bool:
     """Whether the one-pass forward over ``numel`` elements of ``x_size`` bytes, ``c`` channels of runs of ``s``
     (``flat``: channels-last rows) takes the flat pointwise kernel (BN_APPLY_FLAT: measured for 4-byte x, and 16-bit x
