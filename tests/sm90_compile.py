@@ -179,7 +179,9 @@ def _batch_norm_cases(fastnorm, config) -> list:
 
     def spatial_argument():  # NCHW tile kernels with S a run-time argument (past config.BN_SPATIAL_COMPILED sizes)
         config.BN_SPATIAL_COMPILED = 0
-        for shape in ((4, 64, 14, 14), (2, 33, 4, 9, 9), (2**31 // (64 * 196) + 1, 64, 14, 14)):  # 64-bit last
+        # S = 196, 324 (factor 4), 99 (1), 90 (2), 72 (8), 96 and 256 (16; 256/16 divisible by 16 too), 64-bit offsets
+        for shape in ((4, 64, 14, 14), (2, 33, 4, 9, 9), (3, 8, 9, 11), (2, 8, 10, 9), (2, 8, 8, 9), (2, 8, 8, 12),
+                      (4, 64, 16, 16), (2**31 // (64 * 196) + 1, 64, 14, 14)):
             for dtype in (torch.bfloat16, torch.float32):
                 c = shape[1]
                 x = _meta(*shape, dtype=dtype, grad=True)

@@ -5,7 +5,8 @@ that walks the other dimensions — so a tensor is read in its own memory layout
 
 * NCHW-contiguous, S = prod(spatial) > 64: ``v = n·S + s``, offset ``(n·C + c)·S + s`` (the division
   ``v // S`` is by a compile-time constant: a multiply and shifts; past ``config.BN_SPATIAL_COMPILED`` distinct
-  sizes in a process, S is an argument instead, so that inputs of ever new sizes compile nothing: ``_spatial``);
+  sizes in a process, S is an argument instead, its power-of-two factor compiled in, so that inputs of ever new
+  sizes compile once per factor: ``_spatial``);
 * NCHW-contiguous, S <= 64 ("row layout"): ``v = n·L + s`` with L the power of two >= S, lanes
   ``s >= S`` are padding (shifts and masks instead of the division);
 * channels-last, channels-last-3d, (N, C) and any input with ``S == 1`` ("flat"): ``v`` is the row
@@ -105,8 +106,10 @@ def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.cons
     """Element offsets of the [CB, BS] tile of channels ``c`` and inner indices ``v``.
 
     NCHW offsets are written ``(n·C + c)·S + s`` with S a compile-time constant, so that Triton sees the
-    divisibility of S: runs of S elements are then read with vector loads (e.g. 4-wide at S = 196). S = 0: the
-    spatial size is ``S_RT``, an argument (``_spatial``: one compile serves every size; a division per index).
+    divisibility of S: runs of S elements are then read with vector loads (e.g. 4-wide at S = 196). S < 0: the
+    spatial size is ``S_RT·(−S)``, −S its power-of-two factor up to 16 (``_spatial``): one compile serves every size
+    with that factor, a division per index, and Triton still sees the divisibility that sets the loads' width and
+    the tile's layout — and with it the order of the sums, so the results are bitwise those of S compiled in.
     """
     if FLAT:
         return v[None, :] * C + c[:, None]
@@ -120,16 +123,20 @@ def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.cons
         s = v - n * S
         return (n[None, :] * C + c[:, None]) * S + s[None, :]
     else:
-        n = v // S_RT
-        s = v - n * S_RT
-        return (n[None, :] * C + c[:, None]) * S_RT + s[None, :]
+        sz = S_RT * (-S)
+        n = v // sz
+        s = v - n * sz
+        return (n[None, :] * C + c[:, None]) * sz + s[None, :]
 
 
 @triton.jit
 def _lanes_ok(v, S: tl.constexpr, L: tl.constexpr):
-    """Which inner indices are real elements (all but the padding lanes of the row layout)."""
-    if L > S:
-        return (v % L) < S
+    """Which inner indices are real elements (all but the padding lanes of the row layout, L > 0)."""
+    if L > 0:
+        if L > S:
+            return (v % L) < S
+        else:
+            return v == v
     else:
         return v == v
 
@@ -161,12 +168,12 @@ def _sync_counters(sync_ptr, G, NCB_G, NSUB):
 
 @triton.jit
 def _channel_shift(x_ptr, c, cmask, S: tl.constexpr, S_RT, ACC: tl.constexpr):
-    """The per-channel shift K = x[0, c, 0] (0 when not finite), in the accumulation dtype (S = 0: the spatial
-    size is ``S_RT``, as in ``_tile_offsets``)."""
+    """The per-channel shift K = x[0, c, 0] (0 when not finite), in the accumulation dtype (S < 0: the spatial
+    size is ``S_RT·(−S)``, as in ``_tile_offsets``)."""
     if S > 0:
         k = tl.load(x_ptr + c * S, mask=cmask, other=0.0).to(ACC)
     else:
-        k = tl.load(x_ptr + c * S_RT, mask=cmask, other=0.0).to(ACC)
+        k = tl.load(x_ptr + c * (S_RT * (-S)), mask=cmask, other=0.0).to(ACC)
     return tl.where(tl.abs(k) < float("inf"), k, 0.0)
 
 
@@ -1244,12 +1251,12 @@ class _SpatialSizes:
 
 
 def _spatial(xv: View) -> tuple[int, int]:
-    """(S compiled in, S as an argument) of the tile kernels over ``xv``: ``(S, 0)``, or ``(0, S)`` when S runs as an
-    argument. Compiled in (a division by a constant, and vector loads sized to S's divisibility) except in the NCHW
-    layout past the first ``config.BN_SPATIAL_COMPILED`` distinct sizes a process meets: a model fed ever new image
-    sizes (detection, segmentation) would compile every tile kernel again for each (seconds a compile). A size keeps
-    its decision (the results are bitwise the same either way: only the index arithmetic differs); a change to
-    ``config`` starts the count again."""
+    """The tile kernels' (S, S_RT) over ``xv``: ``(S, 0)``, S compiled in (a division by a constant), or ``(−p, S/p)``,
+    S as an argument with its power-of-two factor p (up to 16) compiled in (``_tile_offsets``). Compiled in except
+    in the NCHW layout past the first ``config.BN_SPATIAL_COMPILED`` distinct sizes a process meets: a model fed ever
+    new image sizes (detection, segmentation) would compile every tile kernel again for each (seconds a compile);
+    as an argument, one compile serves the sizes of each p. A size keeps its decision (the results are bitwise the
+    same either way); a change to ``config`` starts the count again."""
     if xv.flat or xv.l:
         return xv.s, 0
     known = _SpatialSizes
@@ -1260,7 +1267,8 @@ def _spatial(xv: View) -> tuple[int, int]:
     if len(known.sizes) < config.BN_SPATIAL_COMPILED:
         known.sizes.add(xv.s)
         return xv.s, 0
-    return 0, xv.s
+    p = min(xv.s & -xv.s, 16)
+    return -p, xv.s // p
 
 
 def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
@@ -1397,7 +1405,7 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
     eh, el = _hilo(eps)
-    if config.batch_norm_apply_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s) and _spatial(xv)[0]:
+    if config.batch_norm_apply_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s) and _spatial(xv)[0] > 0:
         _apply_flat_pass(xv, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, (eh, el), is_var=is_var,
                          fix_gamma=fix_gamma, relu=relu)
         return save_mean, save_rstd
