@@ -38,3 +38,17 @@ def test_every_launched_specialization_compiles_for_sm90():
     assert recorded and int(recorded.group(1)) >= 1000, out[-2000:]  # the cases reach every path (1251 at writing)
     for kernel in KERNELS:  # every launcher's kernel was recorded
         assert f"'{kernel}':" in out, kernel
+
+
+def test_spatial_size_as_an_argument_keeps_the_layouts():
+    """BatchNorm's tile kernels with the spatial size as an argument compile to the layouts (so the summation order)
+    of the kernels with it compiled in (``tests/spatial_layouts.py``)."""
+    pytest.importorskip("triton.backends.nvidia")
+    env = dict(os.environ, TRITON_INTERPRET="0", OMP_NUM_THREADS="1")
+    src = str(HERE.parent / "src")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, str(HERE / "spatial_layouts.py")], env=env, capture_output=True, text=True,
+                          timeout=1200)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "SUMMARY" in out, out[-6000:]
+
