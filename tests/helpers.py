@@ -118,3 +118,16 @@ def watch_replays(monkeypatch) -> list:
     monkeypatch.setattr(torch, "empty_strided", lambda *a, **k: real_empty(*a, **k).fill_(float("nan")))
     monkeypatch.setattr(_replay.Program, "run", lambda self, *a: replays.append(1) or real_run(self, *a))
     return replays
+
+
+def peer_buffers(c: int, world: int, device):
+    """``world`` ranks' symmetric buffers simulated in one process: fresh buffers with the exchange's layout,
+    and each rank's ``Peers`` (the buffers' addresses, in rank order)."""
+    from fastnorm import _symm_exchange as ex
+    from fastnorm.kernels.batch_norm import Peers
+
+    sums_at, flags_at, words = ex.layout(c, world)
+    bufs = [torch.zeros(words, device=device) for _ in range(world)]
+    ptrs = torch.tensor([b.data_ptr() for b in bufs], dtype=torch.int64, device=device)
+    peers = [Peers(ptrs, b[flags_at:].view(torch.int32), r, world, flags_at, sums_at) for r, b in enumerate(bufs)]
+    return bufs, peers

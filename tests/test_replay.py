@@ -19,6 +19,7 @@ from fastnorm.kernels import batch_norm as KB
 from fastnorm.kernels import layer_norm as KL
 from fastnorm.ops import batch_norm as OB
 from fastnorm.ops import layer_norm as OL
+from helpers import peer_buffers
 from launch_stubs import stub_launches
 
 
@@ -232,15 +233,10 @@ def test_batch_norm_not_replayed_where_it_must_not_be(launches, monkeypatch):
     assert calls(x, w, b, None, rm, rv, None) == 1
 
 
-def _peers(c: int, world: int = 3, rank: int = 1):
-    """Stand-in symmetric buffers of SyncBatchNorm's exchange for the stubbed launches (nothing reads them):
-    -> (this rank's buffer, its ``Peers``)."""
-    from fastnorm._symm_exchange import layout
-
-    sums_at, flags_at, words = layout(c, world)
-    bufs = [torch.zeros(words) for _ in range(world)]
-    ptrs = torch.tensor([b.data_ptr() for b in bufs], dtype=torch.int64)
-    return bufs[rank], KB.Peers(ptrs, bufs[rank][flags_at:].view(torch.int32), rank, world, flags_at, sums_at)
+def _peers(c: int):
+    """Rank 1 of 3's symmetric buffer and ``Peers`` (``helpers.peer_buffers``; the stubbed launches read nothing)."""
+    bufs, peers = peer_buffers(c, 3, "cpu")
+    return bufs[1], peers[1]
 
 
 #: input options, then (momentum, relu) of SyncBatchNorm's forward

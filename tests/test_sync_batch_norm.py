@@ -17,7 +17,7 @@ import fastnorm
 from fastnorm import reference as ref
 from fastnorm.distributed import GlobalCountCheck
 from fastnorm.nn import SyncBatchNorm
-from helpers import assert_close, to_np64
+from helpers import assert_close, peer_buffers, to_np64
 
 COLLECTIVES = ("all_gather", "all_gather_into_tensor", "all_gather_single", "all_reduce", "broadcast", "barrier")
 
@@ -291,19 +291,6 @@ def test_symmetric_exchange_only_for_cuda_and_auto(monkeypatch):
     assert not ex.uses_symmetric_memory(Group(), torch.device("cpu"))
 
 
-def _peer_buffers(c: int, world: int, device):
-    """``world`` ranks' symmetric buffers simulated in one process: fresh buffers with the exchange's layout,
-    and each rank's ``Peers`` (the buffers' addresses, in rank order)."""
-    from fastnorm import _symm_exchange as ex
-    from fastnorm.kernels.batch_norm import Peers
-
-    sums_at, flags_at, words = ex.layout(c, world)
-    bufs = [torch.zeros(words, device=device) for _ in range(world)]
-    ptrs = torch.tensor([b.data_ptr() for b in bufs], dtype=torch.int64, device=device)
-    peers = [Peers(ptrs, b[flags_at:].view(torch.int32), r, world, flags_at, sums_at) for r, b in enumerate(bufs)]
-    return bufs, peers
-
-
 def _flags(peers, kind: int):
     """One rank's flags of one exchange kind: ready[R], done[R], epoch, start, arrive, collected."""
     f, r = peers.flags, peers.world
@@ -332,7 +319,7 @@ def test_peer_apply_merges_every_rank_and_keeps_the_handshake(device, c, world, 
     from fastnorm.ops import batch_norm as bn
 
     monkeypatch.setattr(config, "BN_PEER_SUM_BLOCK", 4)
-    bufs, peers = _peer_buffers(c, world, device)
+    bufs, peers = peer_buffers(c, world, device)
     rank = world - 1
     w, b = torch.rand(c, device=device) + 0.5, torch.randn(c, device=device)
     rm_peer, rv_peer = torch.randn(c, device=device), torch.rand(c, device=device) + 0.5
@@ -378,7 +365,7 @@ def test_peer_backward_adds_every_ranks_sums_in_one_launch(device, channels_last
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2, "sums": 2})
     c, world, rank = 6, 3, 1
-    bufs, peers = _peer_buffers(c, world, device)
+    bufs, peers = peer_buffers(c, world, device)
     sums_at = peers[0].sums_at
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     x = (torch.randn(3, c, 4, 5, device=device) * 2 + 1).contiguous(memory_format=fmt)

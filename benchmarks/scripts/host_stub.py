@@ -121,19 +121,16 @@ def cases() -> dict:
 
 
 def sync_cases() -> dict:
-    """SyncBatchNorm's one-host path (its exchange's symmetric buffers stood in by one local buffer that nothing
-    reads: the launches are stubbed), 2 ranks, bf16 16×256×56², forward and forward + backward."""
+    """SyncBatchNorm's one-host path (its exchange's symmetric buffers stood in by local ones that nothing reads: the
+    launches are stubbed), 2 ranks, bf16 16×256×56², forward and forward + backward."""
     from types import SimpleNamespace
 
     from fastnorm import _symm_exchange, distributed
-    from fastnorm.kernels.batch_norm import Peers
+    from helpers import peer_buffers  # the tests' stand-in buffers (their folder is on sys.path)
 
     c, world = 256, 2
-    sums_at, flags_at, words = _symm_exchange.layout(c, world)
-    buf = torch.zeros(words)
-    peers = Peers(torch.tensor([buf.data_ptr()] * world, dtype=torch.int64), buf[flags_at:].view(torch.int32), 0,
-                  world, flags_at, sums_at)
-    slot = SimpleNamespace(row=buf[:2 * c + 1], stats_exchange=lambda: peers, sums_exchange=lambda: peers)
+    bufs, peers = peer_buffers(c, world, "cpu")
+    slot = SimpleNamespace(row=bufs[0][:2 * c + 1], stats_exchange=lambda: peers[0], sums_exchange=lambda: peers[0])
     _symm_exchange.exchange_slot = lambda group, x, c: slot
     group = object()  # never used by the exchange's stand-in
     xg = torch.randn(16, c, 56, 56, dtype=torch.bfloat16).requires_grad_(True)
