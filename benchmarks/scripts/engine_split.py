@@ -16,6 +16,7 @@ import time
 import torch
 from backward_host import _Like, bn_case, ln_case  # this script's folder is on sys.path
 from host_costs import per_call_us
+from profile_host import Stopwatch
 
 import fastnorm
 from fastnorm.ops import batch_norm as OB
@@ -25,41 +26,22 @@ CALLS = 300
 ROUNDS = 5
 
 
-class Inside:
-    """Times a Function's ``backward`` each time the engine runs it."""
-
-    def __init__(self, cls):
-        self.cls, self.real, self.times = cls, cls.__dict__["backward"], []
-        real = self.real.__func__
-        times = self.times
-
-        def backward(ctx, *grads):
-            t0 = time.perf_counter()
-            out = real(ctx, *grads)
-            times.append(time.perf_counter() - t0)
-            return out
-
-        cls.backward = staticmethod(backward)
-
-    def restore(self):
-        self.cls.backward = self.real
-
-
 def split(fn, cls) -> tuple[float, float]:
     """(mean µs of the whole call, mean µs inside ``cls.backward``), median over rounds."""
-    inside = Inside(cls)
+    inside = Stopwatch([(cls, "backward")])
+    (spent,) = inside.totals.values()
     try:
         for _ in range(20):
             fn()
         totals, insides = [], []
         for _ in range(ROUNDS):
             torch.cuda.synchronize()
-            inside.times.clear()
+            spent[:] = [0.0, 0]
             t0 = time.perf_counter()
             for _ in range(CALLS):
                 fn()
             totals.append((time.perf_counter() - t0) / CALLS * 1e6)
-            insides.append(sum(inside.times) / max(len(inside.times), 1) * 1e6)
+            insides.append(spent[0] / max(spent[1], 1) * 1e6)
         torch.cuda.synchronize()
     finally:
         inside.restore()

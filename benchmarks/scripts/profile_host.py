@@ -45,8 +45,9 @@ class Stopwatch:
             fn = getattr(owner, attr)
             label = f"{getattr(owner, '__name__', type(owner).__name__)}.{attr}"
             self.totals[label] = [0.0, 0]
+            raw = vars(owner).get(attr, fn)  # as stored: a class's staticmethod stays one when restored
             setattr(owner, attr, self._wrap(fn, label))
-            self.saved.append((owner, attr, fn))
+            self.saved.append((owner, attr, raw))
 
     def _wrap(self, fn, label):
         tot = self.totals[label]
