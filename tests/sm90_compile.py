@@ -44,6 +44,18 @@ TARGET = GPUTarget("cuda", 90, 32)
 def record_launches() -> list[tuple]:
     """Run the host code over its cases on meta tensors; -> the distinct launches as compile jobs."""
     import fastnorm
+    from fastnorm.kernels import config
+
+    jobs = install_recorder()
+    config.BN_SPATIAL_COMPILED = 1 << 30  # every size compiled in (S as an argument: ``spatial_argument``)
+    for case in _norm_cases(fastnorm) + _batch_norm_cases(fastnorm, config) + _stage_cases():
+        case()
+    return list(jobs.values())
+
+
+def install_recorder() -> dict[str, tuple]:
+    """Route every kernel launch into the dict returned (its repr -> the compile job, in launch order) instead of a
+    GPU, with the kernel path forced on and plans made for SM_COUNT multiprocessors."""
     from fastnorm.kernels import _launch, config
     from fastnorm.ops import batch_norm as bn_ops
     from fastnorm.ops import layer_norm as ln_ops
@@ -57,10 +69,18 @@ def record_launches() -> list[tuple]:
     _launch._Launcher.__call__ = recorder
     ln_ops.uses_triton = bn_ops.uses_triton = lambda t: True
     config.multiprocessor_count = lambda device_index: SM_COUNT  # (config drops its cached plans on every change)
-    config.BN_SPATIAL_COMPILED = 1 << 30  # every size compiled in (S as an argument: ``spatial_argument``)
-    for case in _norm_cases(fastnorm) + _batch_norm_cases(fastnorm, config) + _stage_cases():
-        case()
-    return list(jobs.values())
+    return jobs
+
+
+def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
+    """The BatchNorm launches over x (with gradients): training in each of its forms (single read, one launch, two
+    launches), the frozen step and evaluation, forward and backward."""
+    for resident, fused in ((True, None), (False, True), (False, False)):
+        config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
+        _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
+    config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
+    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
+    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
 
 
 def _meta(*shape, dtype=torch.float32, grad=False, channels_last=False):
@@ -186,14 +206,9 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 c = shape[1]
                 x = _meta(*shape, dtype=dtype, grad=True)
                 w, b, rm, rv = _meta(c, grad=True), _meta(c, grad=True), _meta(c), _meta(c)
-                for resident, fused in ((True, None), (False, True), (False, False)):
-                    config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
-                    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
-                config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
+                batch_norm_paths(fastnorm, config, x, rm, rv, w, b)
                 z = _meta(*shape, dtype=dtype, grad=True)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
-                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
-                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
         config.BN_SPATIAL_COMPILED = 1 << 30
 
     def big():  # 64-bit offsets

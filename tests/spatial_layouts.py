@@ -30,28 +30,14 @@ PTX_OPS = ("fma.rn.f32", "add.f32", "sub.f32", "mul.f32", "add.rn.f32", "mul.rn.
 def record(shape, dtype, compiled_sizes: int) -> list[tuple]:
     """The distinct launches of every BatchNorm path over a meta x of ``shape``, in launch order."""
     import fastnorm
-    from fastnorm.kernels import _launch, config
-    from fastnorm.ops import batch_norm as bn_ops
+    from fastnorm.kernels import config
 
-    jobs: dict[str, tuple] = {}
-
-    def recorder(self, grid, args, meta, num_warps, num_stages, traceable=False, maxnreg=None, cooperative=False):
-        job = gate._job(self.fn, args, meta, num_warps, num_stages, maxnreg, cooperative)
-        jobs.setdefault(repr(job), job)
-
-    _launch._Launcher.__call__ = recorder
-    bn_ops.uses_triton = lambda t: True
-    config.multiprocessor_count = lambda device_index: gate.SM_COUNT
+    jobs = gate.install_recorder()
     config.BN_SPATIAL_COMPILED = compiled_sizes
     c = shape[1]
     x = gate._meta(*shape, dtype=dtype, grad=True)
-    w, b, rm, rv = gate._meta(c, grad=True), gate._meta(c, grad=True), gate._meta(c), gate._meta(c)
-    for resident, fused in ((True, None), (False, True), (False, False)):
-        config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
-        gate._fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
-    config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
-    gate._fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
-    gate._fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
+    gate.batch_norm_paths(fastnorm, config, x, gate._meta(c), gate._meta(c), gate._meta(c, grad=True),
+                          gate._meta(c, grad=True))
     return list(jobs.values())
 
 
