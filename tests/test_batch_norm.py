@@ -7,6 +7,7 @@ Interpreter-sized shapes (CI runs these through Triton's interpreter on CPU); th
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -756,20 +757,42 @@ _SPATIAL_MODES = {
 }
 
 
-def _as_argument(s: int) -> tuple[int, int]:
-    """``K._spatial`` of a spatial size taken as an argument: (−p, S/p), p its power-of-two factor up to 16."""
+def _as_argument(s: int) -> tuple[int, int, int]:
+    """``K._spatial`` of a spatial size taken as an argument: (−p, S/p, the magic number of S/p), p its power-of-two
+    factor up to 16."""
     p = min(s & -s, 16)
-    return -p, s // p
+    return -p, s // p, K._divisor_magic(s // p)
+
+
+def test_divisor_magic_gives_every_quotient():
+    """The tile kernels form n = q // S_RT as umulhi(q, M) >> SH (``K._divisor_magic``): exact for every q below 2**31
+    — checked at the quotient steps around q = 0, d, 2**31 − 1 and at random q, for small, random and extreme d."""
+    rng = random.Random(7)
+    divisors = [*range(2, 600), *(rng.randrange(2, 2**31) for _ in range(600)), 2**30, 2**30 + 1, 2**31 - 1]
+    for d in divisors:
+        magic = K._divisor_magic(d)
+        m, sh = magic >> 5, magic & 31
+        assert 2**31 <= m < 2**32, d
+        top = (2**31 - 1) // d * d
+        for q in (0, 1, d - 1, d, d + 1, top - 1, top, 2**31 - 1, rng.randrange(2**31)):
+            assert ((q * m) >> 32) >> sh == q // d, (d, q)
+    assert K._divisor_magic(2**31) == 0  # such sizes index in 64 bits, where the kernels divide
 
 
 @pytest.mark.parametrize("mode", list(_SPATIAL_MODES))
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 5, 5, 5), torch.bfloat16),
                                          ((3, 5, 14, 14), torch.float32), ((2, 3, 10, 9), torch.bfloat16),
                                          ((2, 3, 8, 9), torch.float32), ((2, 3, 8, 12), torch.bfloat16),
-                                         ((2, 3, 16, 16), torch.float32)])
+                                         ((2, 3, 16, 16), torch.float32),
+                                         # model sizes, where the plans use many programs per channel (GPU only)
+                                         *(pytest.param(s, dt, marks=pytest.mark.gpu) for s, dt in (
+                                             ((8, 64, 56, 56), torch.bfloat16), ((4, 128, 75, 75), torch.float32),
+                                             ((8, 256, 25, 38), torch.bfloat16), ((16, 256, 14, 14), torch.float32),
+                                             ((4, 64, 100, 100), torch.bfloat16)))])
 def test_spatial_size_as_an_argument_gives_the_same_bits(monkeypatch, mode, shape, dtype, device):
     """Past config.BN_SPATIAL_COMPILED spatial sizes the NCHW tile kernels take S as an argument (its power-of-two
-    factor, up to 16, still compiled in: S = 99, 125 odd; 196 and 90 with 4 and 2; 72 with 8; 96 and 256 with 16):
+    factor, up to 16, still compiled in: S = 99, 125 odd; 196 and 90 with 4 and 2; 72 with 8; 96 and 256 with 16;
+    on a GPU also model sizes, S = 3136, 5625, 950, 196 and 10000):
     y, dx, dz, dw, db, the running statistics and SyncBatchNorm's packed statistics are bitwise those of the kernels
     with S compiled in, in every path, with ReLU and a residual. (On a GPU the compiled-in divisibility is what keeps
     the tiles' layout, and so the order of the sums, the same: without it S = 196 and 100 compiled to other
@@ -789,7 +812,7 @@ def test_spatial_size_as_an_argument_gives_the_same_bits(monkeypatch, mode, shap
 
     monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 1 << 30)
     spatial, compiled = run()
-    assert spatial == (math.prod(shape[2:]), 0)
+    assert spatial == (math.prod(shape[2:]), 0, 0)
     monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 0)
     spatial, argument = run()
     assert spatial == _as_argument(math.prod(shape[2:]))
@@ -805,7 +828,7 @@ def test_spatial_sizes_compiled_in_up_to_the_limit(monkeypatch, device):
 
     def spatial(shape, cl=False):
         x = torch.empty(shape, device=device)
-        return K._spatial(K.view(x.to(memory_format=torch.channels_last) if cl else x))
+        return K._spatial(K.view(x.to(memory_format=torch.channels_last) if cl else x))[:2]  # S and S_RT
 
     assert spatial((2, 3, 9, 11)) == (99, 0)
     assert spatial((2, 3, 10, 10)) == (100, 0)

@@ -15,9 +15,10 @@ separated by ";"; the forward's with ``--fwd``); ``--current`` none
 (the current configs alone, to compare source trees run after run). Each variant's outputs are checked against the
 current config's (x, dy and the weight in ``--dtype``, default bf16; x of shape (rows, N)), then all are timed with
 ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of
-the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
-``--inductor`` also writes torch.compile's generated code for the RMSNorm backward at N = 16384 to
-``$OUT/inductor_rms16384.py``. Prints a table last; writes ``$OUT/norm_configs_ab.json``.
+the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel. ``--rows`` sets the
+row count (at most: rows_for's cap on elements still applies). ``--inductor`` also writes torch.compile's generated
+code for the RMSNorm backward at N = 16384 to ``$OUT/inductor_rms16384.py``. Prints a table last; writes
+``$OUT/norm_configs_ab.json``.
 """
 
 from __future__ import annotations
@@ -88,9 +89,13 @@ def main() -> None:
                     help='explicit configs, e.g. "NormConfig(1, 8192, False, 16, 3, sms, True, 4096); ..."')
     ap.add_argument("--current", action="store_true",
                     help="the current configs alone (to compare source trees: run once per tree)")
+    ap.add_argument("--rows", type=int, default=0,
+                    help="rows of x (default: tune_norms.rows_for, 49152 up to N = 10922 and fewer past it)")
     ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"),
                     help="x, dy and the weight (the tuned tables are per element size)")
     args = ap.parse_args()
+    if args.rows:
+        T.M_MAX = args.rows  # rows_for(n) = min(M_MAX, ...)
     out_dir = os.environ.get("OUT", ".")
     t0 = time.perf_counter()
     dev = torch.cuda.current_device()

@@ -291,7 +291,10 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((2, 256, 200, 304), "bf16", False), ((128, 64, 112, 112), "bf16", False),
                  ((256, 256, 28, 28), "bf16", False),
                  # fp32 evaluation, where torch.compile's pointwise kernel was faster (session 15's suite)
-                 ((256, 64, 56, 56), "fp32", False), ((8, 256, 128, 128), "fp32", False)]
+                 ((256, 64, 56, 56), "fp32", False), ((8, 256, 128, 128), "fp32", False),
+                 # NCHW sizes whose power-of-two factor is 1 or 2 (S = 5625, 950): the spatial size as an argument
+                 ((16, 256, 75, 75), "bf16", False), ((16, 256, 75, 75), "fp32", False),
+                 ((32, 256, 25, 38), "bf16", False)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},

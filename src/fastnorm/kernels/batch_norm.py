@@ -102,14 +102,19 @@ def _chan(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
 
 
 @triton.jit
-def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.constexpr):
+def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: tl.constexpr):
     """Element offsets of the [CB, BS] tile of channels ``c`` and inner indices ``v``.
 
     NCHW offsets are written ``(n·C + c)·S + s`` with S a compile-time constant, so that Triton sees the
     divisibility of S: runs of S elements are then read with vector loads (e.g. 4-wide at S = 196). S < 0: the
     spatial size is ``S_RT·(−S)``, −S its power-of-two factor up to 16 (``_spatial``): one compile serves every size
-    with that factor, a division per index, and Triton still sees the divisibility that sets the loads' width and
-    the tile's layout — and with it the order of the sums, so the results are bitwise those of S compiled in.
+    with that factor, and Triton still sees the divisibility that sets the loads' width and the tile's layout — and
+    with it the order of the sums, so the results are bitwise those of S compiled in. The image index is then
+    n = (v // p) // S_RT, formed as a multiply-high by the host's magic number for S_RT (``S_MG``, see
+    ``_divisor_magic``): a division by a run-time value costs tens of instructions an index (session 22: evaluation
+    at S = 5625 ran at 45% of copy against 81% compiled in). Triton cannot see through the multiply-high, so what it
+    derived from the division is stated: the callers' first index is a multiple of ``v``'s power-of-two length, so
+    over each aligned run of h = min(p, len(v)) indices n is constant and s counts up from a multiple of h.
     """
     if FLAT:
         return v[None, :] * C + c[:, None]
@@ -124,8 +129,15 @@ def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.cons
         return (n[None, :] * C + c[:, None]) * S + s[None, :]
     else:
         sz = S_RT * (-S)
-        n = v // sz
-        s = v - n * sz
+        if v.dtype == tl.int64:  # the multiply-high takes indices below 2**31
+            n = v // sz
+            s = v - n * sz
+        else:
+            H: tl.constexpr = -S if -S < v.shape[0] else v.shape[0]
+            q = (v // (-S)).to(tl.uint32)
+            n = tl.umulhi(q, (S_MG >> 5).to(tl.uint32)) >> (S_MG & 31).to(tl.uint32)
+            n = tl.max_constancy(n, H).to(v.dtype)  # (the hint before the cast: a cast's own op may be folded away)
+            s = tl.max_contiguous(tl.multiple_of(v - n * sz, H), H)
         return (n[None, :] * C + c[:, None]) * sz + s[None, :]
 
 
@@ -187,7 +199,7 @@ def _tile_two_pass(xv, m, ACC: tl.constexpr):
 
 
 @triton.jit
-def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.constexpr, S_RT,
+def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG,
                 FLAT: tl.constexpr, L: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
                 ACC: tl.constexpr):
     """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1).
@@ -204,7 +216,7 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
     lm = cmask[:, None] & _lanes_ok(ar, S, L)[None, :]  # the same lanes are padding in every tile
     for t in tl.range(0, nfull, num_stages=STAGES):
         v = v0 + t * BS + ar
-        off = _tile_offsets(c, v, C, S, S_RT, FLAT, L)
+        off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
         xv = tl.load(x_ptr + off, mask=lm, other=0.0).to(ACC) - shift[:, None]
         rk = 1.0 / tl.cast(t + 1, ACC)
         d = xv - mean_l
@@ -221,7 +233,7 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
     if vs < v1:
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, C, S, S_RT, FLAT, L)
+        off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
         xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - shift[:, None]
         tn, tm, tq = _tile_two_pass(xv, m, ACC)
         cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
@@ -385,14 +397,14 @@ def _pass_item(C, V, VPI, CB: tl.constexpr, IDX: tl.constexpr):
 
 @triton.jit
 def _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, C,
-                 IDX: tl.constexpr, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.constexpr, BS: tl.constexpr,
+                 IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: tl.constexpr, BS: tl.constexpr,
                  STAGES: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, ACC: tl.constexpr):
     """y = act(((x - shift) - mrel)·scale + beta + z) over channels ``c`` and inner range [v0, v1)."""
     ar = tl.arange(0, BS).to(IDX)
     for vs in tl.range(v0, v1, BS, num_stages=STAGES):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, C, S, S_RT, FLAT, L)
+        off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
         _apply_tile(tl.load(x_ptr + off, mask=m, other=0.0), off, m, y_ptr, z_ptr, shift[:, None], mrel[:, None],
                     scale[:, None], beta[:, None], HAS_Z, RELU, ACC)
 
@@ -410,7 +422,7 @@ def _apply_tile(xv, off, m, y_ptr, z_ptr, shift, mrel, scale, beta, HAS_Z: tl.co
     tl.store(y_ptr + off, yv.to(y_ptr.dtype.element_ty), mask=m)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["S_MG"])
 def _bn_fwd_fused_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr,
     out_a_ptr, out_b_ptr, out_c_ptr,  # MODE 0/2: shift, mean_rel, invstd;  MODE 1: out_a = packed stats
@@ -418,7 +430,7 @@ def _bn_fwd_fused_kernel(
     part_ptr, sync_ptr,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
-    S_RT,
+    S_RT, S_MG,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
@@ -448,7 +460,7 @@ def _bn_fwd_fused_kernel(
     sub_ptr, blk_ptr, grp_ptr, ready_ptr, _groups_done = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     if kind == _STATS:
         shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
-        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES,
+        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES,
                                        ACC)
         _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, cnt, mean, m2)
         jj = j // MSUB
@@ -483,10 +495,10 @@ def _bn_fwd_fused_kernel(
         scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
         beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
         _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, shift, mrel, scale, beta, v0, v1, C,
-                     IDX, S, S_RT, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
+                     IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["S_MG"])
 def _bn_apply_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr,
     mean_ptr, mrel_ptr, sd_ptr,  # sd: invstd, or the variance when IS_VAR
@@ -494,7 +506,7 @@ def _bn_apply_kernel(
     peers_ptr, flags_ptr, count_out_ptr, var_out_ptr, rm_ptr, rv_ptr, nbt_ptr,  # PEERS only
     C, V, VPI, SPLIT,
     eps_hi, eps_lo, rank, R, FLAGS, mom_hi, mom_lo,
-    S_RT,
+    S_RT, S_MG,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr,
@@ -543,7 +555,7 @@ def _bn_apply_kernel(
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
     _apply_tiles(x_ptr, y_ptr, z_ptr, c, cmask, mean, mrel, scale, beta, v0, v1, C,
-                 IDX, S, S_RT, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
+                 IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
 @triton.jit
@@ -588,12 +600,12 @@ def _bn_apply_flat_kernel(
 
 
 @triton.jit
-def _resident_index(c, cmask, j, V, C, VP: tl.constexpr, IDX: tl.constexpr, S: tl.constexpr, S_RT, FLAT: tl.constexpr,
-                    L: tl.constexpr):
+def _resident_index(c, cmask, j, V, C, VP: tl.constexpr, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG,
+                    FLAT: tl.constexpr, L: tl.constexpr):
     """Item ``j`` of a channel block, the [CB, VP] tile of inner indices [j·VP, (j + 1)·VP) -> (its element
     offsets, the mask of its real elements)."""
     v = tl.cast(j, IDX) * VP + tl.arange(0, VP).to(IDX)
-    return _tile_offsets(c, v, C, S, S_RT, FLAT, L), cmask[:, None] & ((v < V) & _lanes_ok(v, S, L))[None, :]
+    return _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L), cmask[:, None] & ((v < V) & _lanes_ok(v, S, L))[None, :]
 
 
 @triton.jit
@@ -603,11 +615,11 @@ def _resident_partial(part_ptr, xr, m, shift, c, cmask, j, SPLIT, C, ACC: tl.con
     _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, tn, tm, tq)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["S_MG"])
 def _bn_fwd_resident_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr, shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, part_ptr, sync_ptr,
     C, V, SPLIT, mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
-    S_RT,
+    S_RT, S_MG,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, VP: tl.constexpr, MS: tl.constexpr, SERIAL: tl.constexpr,
     HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, FIX_GAMMA: tl.constexpr,
@@ -635,11 +647,11 @@ def _bn_fwd_resident_kernel(
     c = cb * CB + tl.arange(0, CB)
     cmask = c < C
     shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
-    off, m = _resident_index(c, cmask, j, V, C, VP, IDX, S, S_RT, FLAT, L)
+    off, m = _resident_index(c, cmask, j, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
     xr = tl.load(x_ptr + off, mask=m, other=0.0)
     if SERIAL:
         for jj in range(0, SPLIT):
-            off_o, m_o = _resident_index(c, cmask, jj, V, C, VP, IDX, S, S_RT, FLAT, L)
+            off_o, m_o = _resident_index(c, cmask, jj, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
             _resident_partial(part_ptr, tl.load(x_ptr + off_o, mask=m_o, other=0.0), m_o, shift, c, cmask, jj,
                               SPLIT, C, ACC)
         jo = j
@@ -660,7 +672,7 @@ def _bn_fwd_resident_kernel(
                           count, mom_hi, mom_lo, ACC, UPDATE_RUNNING, MOMENTUM_NONE)
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
-    off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, S_RT, FLAT, L)
+    off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
     _apply_tile(xr, off, m, y_ptr, z_ptr, shift[:, None], mrel[:, None], scale[:, None], beta[:, None], HAS_Z, RELU,
                 ACC)
 
@@ -688,7 +700,7 @@ def _two_sum(a, b):
 
 @triton.jit
 def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
-               C, IDX: tl.constexpr, S: tl.constexpr, S_RT, FLAT: tl.constexpr, L: tl.constexpr,
+               C, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: tl.constexpr,
                CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr,
                DX: tl.constexpr,
                DX_TRAIN: tl.constexpr, DZ: tl.constexpr, ACC: tl.constexpr):
@@ -708,7 +720,7 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     for vs in tl.range(v0, v1, BS, num_stages=STAGES):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
-        off = _tile_offsets(c, v, C, S, S_RT, FLAT, L)
+        off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
         g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC)
         if NEED_X:
             xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
@@ -727,7 +739,7 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     return tl.sum(sg, 1), tl.sum(sgx, 1)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["S_MG"])
 def _bn_bwd_fused_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
     shift_ptr, mrel_ptr, rstd_ptr,
@@ -736,7 +748,7 @@ def _bn_bwd_fused_kernel(
     peers_ptr, flags_ptr, rank, R, FLAGS, SUMS_AT,
     C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
     cnt_hi, cnt_lo, eps_hi, eps_lo,
-    S_RT,
+    S_RT, S_MG,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr,  # 0: training (sums, then dx), 1: sums only, 2: frozen (dx and sums in one pass)
@@ -780,10 +792,12 @@ def _bn_bwd_fused_kernel(
     if kind == _STATS:
         if MODE == 2:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, True, True, False, DZ, ACC)
+                                 v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, True, False, DZ,
+                                 ACC)
         else:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, True, False, False, False, ACC)
+                                 v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, False, False,
+                                 False, ACC)
         p = part_ptr + c * SPLIT + j
         tl.store(p, sg, mask=cmask)
         tl.store(p + C * SPLIT, sgx, mask=cmask)
@@ -831,7 +845,7 @@ def _bn_bwd_fused_kernel(
         k2 = -k1 * (fa / count)
         k3 = -k1 * (fb / count)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3,
-                   v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
+                   v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
     if PEERS:
         _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 1)
 
@@ -860,13 +874,13 @@ def _add_peer_sums(peers_ptr, flags_ptr, total_ptr, rank, R, FLAGS, AT, C, e, XB
     _release_collected(flags_ptr, R, e, 1)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["S_MG"])
 def _bn_bwd_dx_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
     mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr,
     C, V, VPI, SPLIT,
     cnt_hi, cnt_lo, eps_hi, eps_lo,
-    S_RT,
+    S_RT, S_MG,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
@@ -889,10 +903,10 @@ def _bn_bwd_dx_kernel(
         k2 = -k1 * (fa / n)
         k3 = -k1 * (fb / n)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, mean, mrel, rstd, k1, k2, k3,
-                   v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
+                   v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
     else:
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, rstd, rstd, rstd, k1, k1, k1,
-                   v0, v1, C, IDX, S, S_RT, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, ACC)
+                   v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, ACC)
 
 
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
@@ -1250,25 +1264,37 @@ class _SpatialSizes:
     generation = -1
 
 
-def _spatial(xv: View) -> tuple[int, int]:
-    """The tile kernels' (S, S_RT) over ``xv``: ``(S, 0)``, S compiled in (a division by a constant), or ``(−p, S/p)``,
-    S as an argument with its power-of-two factor p (up to 16) compiled in (``_tile_offsets``). Compiled in except
-    in the NCHW layout past the first ``config.BN_SPATIAL_COMPILED`` distinct sizes a process meets: a model fed ever
-    new image sizes (detection, segmentation) would compile every tile kernel again for each (seconds a compile);
-    as an argument, one compile serves the sizes of each p. A size keeps its decision (the results are bitwise the
-    same either way); a change to ``config`` starts the count again."""
+def _spatial(xv: View) -> tuple[int, int, int]:
+    """The tile kernels' (S, S_RT, S_MG) over ``xv``: ``(S, 0, 0)``, S compiled in (a division by a constant), or
+    ``(−p, S/p, _divisor_magic(S/p))``, S as an argument with its power-of-two factor p (up to 16) compiled in
+    (``_tile_offsets``). Compiled in except in the NCHW layout past the first ``config.BN_SPATIAL_COMPILED`` distinct
+    sizes a process meets: a model fed ever new image sizes (detection, segmentation) would compile every tile kernel
+    again for each (seconds a compile); as an argument, one compile serves the sizes of each p. A size keeps its
+    decision (the results are bitwise the same either way); a change to ``config`` starts the count again."""
     if xv.flat or xv.l:
-        return xv.s, 0
+        return xv.s, 0, 0
     known = _SpatialSizes
     if known.generation != config.generation:
         known.sizes, known.generation = set(), config.generation
     if xv.s in known.sizes:
-        return xv.s, 0
+        return xv.s, 0, 0
     if len(known.sizes) < config.BN_SPATIAL_COMPILED:
         known.sizes.add(xv.s)
-        return xv.s, 0
+        return xv.s, 0, 0
     p = min(xv.s & -xv.s, 16)
-    return -p, xv.s // p
+    return -p, xv.s // p, _divisor_magic(xv.s // p)
+
+
+def _divisor_magic(d: int) -> int:
+    """``M·32 + SH`` such that ``q // d == umulhi(q, M) >> SH`` for every 0 <= q < 2**31 (Granlund and Montgomery's
+    division by an invariant integer): with l = ceil(log2 d), M = ceil(2**(31 + l) / d) and SH = l − 1, the error of
+    M·q / 2**(31 + l) against q / d is below 1/d, so its floor is the quotient; 2**31 <= M < 2**32. For 2 <= d < 2**31
+    (S_RT = S/p >= 5: sizes up to 64 take the row layout); 0 for larger d, whose tensors index in 64 bits, where the
+    kernels divide."""
+    if d >= 2**31:
+        return 0
+    bits = (d - 1).bit_length()
+    return -(-(1 << (31 + bits)) // d) * 32 + bits - 1
 
 
 def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
@@ -1280,8 +1306,8 @@ def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, 
     argument."""
     acc = _acc(xv.x.dtype)
     loop = config.batch_norm_loop(loop, xv.l, xv.x.element_size())
-    s, s_rt = _spatial(xv)
-    launcher((grid,), (*args, s_rt), {
+    s, s_rt, s_mg = _spatial(xv)
+    launcher((grid,), (*args, s_rt, s_mg), {
         **meta, "S": s, "FLAT": xv.flat, "L": xv.l, "IDX": _idx(xv, plan.bs, plan.cb), "ACC": _TL[acc],
         "CB": plan.cb, "BS": plan.bs, "STAGES": config.BN_LOOP_STAGES[loop],
     }, plan.num_warps, None, maxnreg=config.BN_MAXNREG[loop] if acc == torch.float32 else None)
@@ -1354,11 +1380,11 @@ def _forward_resident(xv: View, y, z, weight, bias, shift, mrel, rstd, running_m
         return False
     part = _scratch(3 * c * plan.split, acc, dev)
     sync = _zeroed_counters(2 * plan.ncb, dev)
-    s, s_rt = _spatial(xv)
+    s, s_rt, s_mg = _spatial(xv)
     try:
         _fwd_resident((plan.ncb * plan.split,), (
             xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
-            c, xv.v, plan.split, *scalars, s_rt,
+            c, xv.v, plan.split, *scalars, s_rt, s_mg,
         ), dict(
             S=s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
             MS=plan.ms, SERIAL=INTERPRETER, HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None,
