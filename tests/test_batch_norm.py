@@ -747,13 +747,16 @@ def test_apply_flat_against_reference(monkeypatch, shape, cl, mode, device):
     assert passes == [flat] * (2 if flat else 4), passes  # 16-bit channels-last rows keep the tiled kernel
 
 
-#: (resident, fused, training, use_global_stats) of each path through the tile kernels
+#: (resident, fused, training, use_global_stats, flat apply) of each path through the tile kernels (flat apply: the
+#: one-pass forward by the flat pointwise kernel, S and C then arguments too)
 _SPATIAL_MODES = {
-    "train, single read": (True, None, True, False),
-    "train, one launch": (False, True, True, False),
-    "train, two launches": (False, False, True, False),
-    "eval": (True, None, False, False),
-    "frozen": (True, None, True, True),
+    "train, single read": (True, None, True, False, False),
+    "train, one launch": (False, True, True, False, False),
+    "train, two launches": (False, False, True, False, False),
+    "train, two launches, flat apply": (False, False, True, False, True),
+    "eval": (True, None, False, False, False),
+    "eval, flat apply": (True, None, False, False, True),
+    "frozen": (True, None, True, True, False),
 }
 
 
@@ -765,17 +768,18 @@ def _as_argument(s: int) -> tuple[int, int, int]:
 
 
 def test_divisor_magic_gives_every_quotient():
-    """The tile kernels form n = q // S_RT as umulhi(q, M) >> SH (``K._divisor_magic``): exact for every q below 2**31
-    — checked at the quotient steps around q = 0, d, 2**31 − 1 and at random q, for small, random and extreme d."""
+    """The kernels form q // d for a run-time d as umulhi(2q, M) >> SH (``K._divisor_magic``, ``K._quotient``): exact
+    for every q below 2**31 — checked at the quotient steps around q = 0, d, 2**31 − 1 and at random q, for small,
+    random and extreme d."""
     rng = random.Random(7)
-    divisors = [*range(2, 600), *(rng.randrange(2, 2**31) for _ in range(600)), 2**30, 2**30 + 1, 2**31 - 1]
+    divisors = [*range(1, 600), *(rng.randrange(2, 2**31) for _ in range(600)), 2**30, 2**30 + 1, 2**31 - 1]
     for d in divisors:
         magic = K._divisor_magic(d)
         m, sh = magic >> 5, magic & 31
         assert 2**31 <= m < 2**32, d
         top = (2**31 - 1) // d * d
         for q in (0, 1, d - 1, d, d + 1, top - 1, top, 2**31 - 1, rng.randrange(2**31)):
-            assert ((q * m) >> 32) >> sh == q // d, (d, q)
+            assert ((2 * q * m) >> 32) >> sh == q // d, (d, q)
     assert K._divisor_magic(2**31) == 0  # such sizes index in 64 bits, where the kernels divide
 
 
@@ -797,9 +801,13 @@ def test_spatial_size_as_an_argument_gives_the_same_bits(monkeypatch, mode, shap
     with S compiled in, in every path, with ReLU and a residual. (On a GPU the compiled-in divisibility is what keeps
     the tiles' layout, and so the order of the sums, the same: without it S = 196 and 100 compiled to other
     layouts.)"""
-    resident, fused, training, glob = _SPATIAL_MODES[mode]
+    resident, fused, training, glob, flat = _SPATIAL_MODES[mode]
     monkeypatch.setattr(config, "BN_RESIDENT", resident)
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", fused)
+    if flat:
+        monkeypatch.setattr(config, "BN_APPLY_FLAT", (0, 64, 2, 256))
+    else:  # large model sizes take it by default
+        monkeypatch.setattr(config, "BN_APPLY_FLAT", (1 << 62, *config.BN_APPLY_FLAT[1:]))
 
     def run():
         x, w, b, rm, rv = _make(shape, False, dtype, device, seed=4)
@@ -823,7 +831,7 @@ def test_spatial_size_as_an_argument_gives_the_same_bits(monkeypatch, mode, shap
 def test_spatial_sizes_compiled_in_up_to_the_limit(monkeypatch, device):
     """The first config.BN_SPATIAL_COMPILED distinct NCHW sizes (S > 64) are compiled in, later ones run as an
     argument; each size keeps its decision, the row layout (S <= 64) and channels-last always compile theirs in, a
-    change to config counts again; and S as an argument never takes the flat kernel (S compiled in)."""
+    change to config counts again; and the flat kernel takes S and C as arguments where the tile kernels take S."""
     monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 2)
 
     def spatial(shape, cl=False):
@@ -841,11 +849,12 @@ def test_spatial_sizes_compiled_in_up_to_the_limit(monkeypatch, device):
     assert spatial((2, 3, 11, 11)) == (121, 0)
     passes = []
     real = K._apply_flat_pass
-    monkeypatch.setattr(K, "_apply_flat_pass", lambda *a, **k: passes.append(1) or real(*a, **k))
+    monkeypatch.setattr(K, "_apply_flat_pass",
+                        lambda xv, *a, **k: passes.append(K._spatial(xv)[0]) or real(xv, *a, **k))
     for shape in ((2, 3, 11, 11), (2, 3, 10, 10), (2, 3, 9, 11)):  # compiled in, compiled in, an argument
         x, w, b, rm, rv = _make(shape, False, torch.float32, device)
         _check_bn(x, w, b, rm, rv, training=False)
-    assert passes == [1, 1]
+    assert passes == [121, 100, -1]
 
 
 # ------------------------------------------------------------------------------ the single-read training forward

@@ -6,7 +6,8 @@ that walks the other dimensions — so a tensor is read in its own memory layout
 * NCHW-contiguous, S = prod(spatial) > 64: ``v = n·S + s``, offset ``(n·C + c)·S + s`` (the division
   ``v // S`` is by a compile-time constant: a multiply and shifts; past ``config.BN_SPATIAL_COMPILED`` distinct
   sizes in a process, S is an argument instead, its power-of-two factor compiled in, so that inputs of ever new
-  sizes compile once per factor: ``_spatial``);
+  sizes compile once per factor: ``_spatial``; the quotient then comes from a multiply-high by a magic number the
+  host passes, ``_quotient``);
 * NCHW-contiguous, S <= 64 ("row layout"): ``v = n·L + s`` with L the power of two >= S, lanes
   ``s >= S`` are padding (shifts and masks instead of the division);
 * channels-last, channels-last-3d, (N, C) and any input with ``S == 1`` ("flat"): ``v`` is the row
@@ -45,7 +46,7 @@ so there is no deadlock whatever the residency, and under the interpreter (progr
 another) nothing ever waits. Frozen/eval backward is one pass (dx, plus sums partials for dγ, dβ when
 they are needed). Evaluation forward is one pass; over large tensors the one-pass forward (evaluation, the
 training forward's apply) runs as a flat pointwise kernel instead (``_bn_apply_flat_kernel``: the channel of each
-element computed from its index, S and C compiled in; ``config.BN_APPLY_FLAT``).
+element computed from its index, S and C compiled in, or both arguments where S is; ``config.BN_APPLY_FLAT``).
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
@@ -111,10 +112,10 @@ def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: t
     with that factor, and Triton still sees the divisibility that sets the loads' width and the tile's layout — and
     with it the order of the sums, so the results are bitwise those of S compiled in. The image index is then
     n = (v // p) // S_RT, formed as a multiply-high by the host's magic number for S_RT (``S_MG``, see
-    ``_divisor_magic``): a division by a run-time value costs tens of instructions an index (session 22: evaluation
-    at S = 5625 ran at 45% of copy against 81% compiled in). Triton cannot see through the multiply-high, so what it
-    derived from the division is stated: the callers' first index is a multiple of ``v``'s power-of-two length, so
-    over each aligned run of h = min(p, len(v)) indices n is constant and s counts up from a multiple of h.
+    ``_quotient``): a division by a run-time value costs tens of instructions an index. Triton cannot see through the
+    multiply-high, so what it derived from the division is stated: the callers' first index is a multiple of ``v``'s
+    power-of-two length, so over each aligned run of h = min(p, len(v)) indices n is constant and s counts up from a
+    multiple of h.
     """
     if FLAT:
         return v[None, :] * C + c[:, None]
@@ -134,11 +135,21 @@ def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: t
             s = v - n * sz
         else:
             H: tl.constexpr = -S if -S < v.shape[0] else v.shape[0]
-            q = (v // (-S)).to(tl.uint32)
-            n = tl.umulhi(q, (S_MG >> 5).to(tl.uint32)) >> (S_MG & 31).to(tl.uint32)
-            n = tl.max_constancy(n, H).to(v.dtype)  # (the hint before the cast: a cast's own op may be folded away)
+            n = _quotient(v // (-S), S_MG, H)
             s = tl.max_contiguous(tl.multiple_of(v - n * sz, H), H)
         return (n[None, :] * C + c[:, None]) * sz + s[None, :]
+
+
+@triton.jit
+def _quotient(v, MG, RUNS: tl.constexpr):
+    """v // d in v's dtype, for indices 0 <= v < 2**31 and a run-time divisor d given by its magic number MG =
+    ``_divisor_magic(d)``: umulhi(2v, M) >> SH, two instructions where a division takes tens. RUNS > 0 states that
+    the quotients are constant over aligned runs of RUNS elements of the 1-D v (set here: a hint on the caller's side
+    lands on the inlined call, or on a cast, whose op is folded away with it)."""
+    q = tl.umulhi(v.to(tl.uint32) << 1, (MG >> 5).to(tl.uint32)) >> (MG & 31).to(tl.uint32)
+    if RUNS > 0:
+        q = tl.max_constancy(q, RUNS)
+    return q.to(v.dtype)
 
 
 @triton.jit
@@ -559,15 +570,30 @@ def _bn_apply_kernel(
 
 
 @triton.jit
+def _flat_quotient(v, D: tl.constexpr, D_RT, MG):
+    """v // D with D compiled in (D > 0), else v // D_RT, by its magic number MG where v indexes in 32 bits
+    (``_quotient``)."""
+    if D > 0:
+        return v // D
+    elif v.dtype == tl.int64:
+        return v // D_RT
+    else:
+        return _quotient(v, MG, 0)
+
+
+@triton.jit(do_not_specialize=["S_RT", "C_RT", "S_MG", "C_MG"])
 def _bn_apply_flat_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr, mean_ptr, mrel_ptr, sd_ptr, save_mean_ptr, save_rstd_ptr, numel, eps_hi, eps_lo,
+    S_RT, C_RT, S_MG, C_MG,
     S: tl.constexpr, C: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr,
     WIN: tl.constexpr, HAS_MREL: tl.constexpr, IS_VAR: tl.constexpr, SAVE: tl.constexpr, HAS_W: tl.constexpr,
     HAS_B: tl.constexpr, FIX_GAMMA: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr,
 ):
     """The one-pass forward (``_bn_apply_kernel``'s y) as a flat pointwise kernel over a dense x, BLOCK consecutive
     elements a program: element i belongs to channel (i // S) % C (NCHW) or i % C (FLAT: channels-last rows), S and
-    C compiled in (divisions by constants). A program first forms the per-channel values of the WIN channel slots its
+    C compiled in (divisions by constants), or in NCHW with S = 0 taken as the arguments S_RT and C_RT (past
+    ``config.BN_SPATIAL_COMPILED`` sizes, ``_spatial``; quotients by their magic numbers S_MG and C_MG, see
+    ``_flat_quotient``). A program first forms the per-channel values of the WIN channel slots its
     block can touch — NCHW: the runs q = i // S from its first one, q0, on; FLAT: every channel (WIN >= C) — as
     ``_bn_apply_kernel`` forms them per item, then gathers each element's from registers. SAVE: each channel's mean
     and invstd are written out once for the backward, by the program holding the start of the channel's run in image 0
@@ -582,12 +608,14 @@ def _bn_apply_flat_kernel(
         first = wm & (t * 0 + tl.program_id(0) == 0)  # the first program (as a vector: the interpreter's masks)
         slot = (i % C).to(tl.int32)
     else:
-        q0 = i0 // S
+        sz = S if S > 0 else S_RT
+        nc = C if S > 0 else C_RT
+        q0 = _flat_quotient(i0, S, S_RT, S_MG)
         qw = q0 + t
-        cw = (qw % C).to(tl.int32)
-        wm = qw <= (tl.minimum(i0 + BLOCK, numel) - 1) // S  # the runs the block holds
-        first = wm & (qw < C) & (qw * S >= i0)  # image 0's run of each channel, by the block holding its start
-        slot = (i // S - q0).to(tl.int32)
+        cw = (qw - _flat_quotient(qw, C if S > 0 else 0, C_RT, C_MG) * nc).to(tl.int32)
+        wm = qw <= _flat_quotient(tl.minimum(i0 + BLOCK, numel) - 1, S, S_RT, S_MG)  # the runs the block holds
+        first = wm & (qw < nc) & (qw * sz >= i0)  # image 0's run of each channel, by the block holding its start
+        slot = (_flat_quotient(i, S, S_RT, S_MG) - q0).to(tl.int32)
     mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
     rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
     if SAVE:
@@ -1286,15 +1314,14 @@ def _spatial(xv: View) -> tuple[int, int, int]:
 
 
 def _divisor_magic(d: int) -> int:
-    """``M·32 + SH`` such that ``q // d == umulhi(q, M) >> SH`` for every 0 <= q < 2**31 (Granlund and Montgomery's
-    division by an invariant integer): with l = ceil(log2 d), M = ceil(2**(31 + l) / d) and SH = l − 1, the error of
-    M·q / 2**(31 + l) against q / d is below 1/d, so its floor is the quotient; 2**31 <= M < 2**32. For 2 <= d < 2**31
-    (S_RT = S/p >= 5: sizes up to 64 take the row layout); 0 for larger d, whose tensors index in 64 bits, where the
-    kernels divide."""
+    """``M·32 + SH`` such that ``q // d == umulhi(2q, M) >> SH`` for every 0 <= q < 2**31 (``_quotient``; Granlund and
+    Montgomery's division by an invariant integer): with SH = ceil(log2 d) and M = ceil(2**(31 + SH) / d),
+    2**31 <= M < 2**32 and M·q / 2**(31 + SH) exceeds q / d by less than 1/d, so its floor is the quotient. For
+    1 <= d < 2**31; 0 for larger d, whose tensors index in 64 bits, where the kernels divide."""
     if d >= 2**31:
         return 0
     bits = (d - 1).bit_length()
-    return -(-(1 << (31 + bits)) // d) * 32 + bits - 1
+    return -(-(1 << (31 + bits)) // d) * 32 + bits
 
 
 def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
@@ -1431,7 +1458,7 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
     save_rstd = torch.empty(c, dtype=acc, device=y.device) if save else None
     eh, el = _hilo(eps)
-    if config.batch_norm_apply_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s) and _spatial(xv)[0] > 0:
+    if config.batch_norm_apply_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s):
         _apply_flat_pass(xv, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, (eh, el), is_var=is_var,
                          fix_gamma=fix_gamma, relu=relu)
         return save_mean, save_rstd
@@ -1450,14 +1477,18 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
 
 def _apply_flat_pass(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, eps_hilo,
                      *, is_var: bool, fix_gamma: bool, relu: bool) -> None:
-    """``apply`` through the flat pointwise kernel (``_bn_apply_flat_kernel``; config.BN_APPLY_FLAT)."""
+    """``apply`` through the flat pointwise kernel (``_bn_apply_flat_kernel``; config.BN_APPLY_FLAT), with S and C
+    compiled in or, where ``_spatial`` takes S as an argument, both as arguments."""
     c, numel = xv.c, xv.x.numel()
     _, block, warps, _ = config.BN_APPLY_FLAT
+    compiled = _spatial(xv)[0] > 0
+    sizes = (0, 0, 0, 0) if compiled else (xv.s, c, _divisor_magic(xv.s), _divisor_magic(c))
     _apply_flat((-(-numel // block),), (
-        xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, numel, *eps_hilo,
+        xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, numel, *eps_hilo, *sizes,
     ), dict(
-        S=xv.s, C=c, FLAT=xv.flat, IDX=tl.int64 if numel + block >= 2**31 else tl.int32, ACC=_TL[_acc(xv.x.dtype)],
-        BLOCK=block, WIN=config.batch_norm_flat_window(c, xv.s, xv.flat), HAS_MREL=mrel is not None, IS_VAR=is_var,
+        S=xv.s if compiled else 0, C=c if compiled else 0, FLAT=xv.flat,
+        IDX=tl.int64 if numel + block >= 2**31 else tl.int32, ACC=_TL[_acc(xv.x.dtype)], BLOCK=block,
+        WIN=config.batch_norm_flat_window(c, xv.s, xv.flat), HAS_MREL=mrel is not None, IS_VAR=is_var,
         SAVE=save_mean is not None, HAS_W=weight is not None, HAS_B=bias is not None, FIX_GAMMA=fix_gamma,
         HAS_Z=z is not None, RELU=relu,
     ), warps, 1)

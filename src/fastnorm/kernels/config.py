@@ -619,12 +619,12 @@ def batch_norm_flat_window(c: int, s: int, flat: bool) -> int:
     return _next_pow2(c) if flat else _next_pow2(BN_APPLY_FLAT[1] // s + 2)
 
 
-#: How many distinct NCHW spatial sizes (S > 64) a process compiles into the BatchNorm tile kernels; later sizes run
-#: with S as a kernel argument and only its power-of-two factor (up to 16) compiled in, one compile per factor
-#: (``kernels.batch_norm._spatial``; bitwise the same results), and never take the flat apply kernel (S and C
-#: compiled in). A ResNet trains on 4-5 sizes; a detector fed images of ever new sizes compiled every kernel again
-#: for each (17 image sizes × 4 stages: 60 specializations in evaluation, 180 in training; 8 and 33 as arguments).
-#: The argument form's speed is not yet measured on a GPU (its offsets divide by a run-time S).
+#: How many distinct NCHW spatial sizes (S > 64) a process compiles into the BatchNorm kernels; later sizes run with S
+#: as a kernel argument and only its power-of-two factor (up to 16) compiled in, one compile per factor
+#: (``kernels.batch_norm._spatial``; bitwise the same results), the flat apply kernel with S and C both arguments. A
+#: ResNet trains on 4-5 sizes; a detector fed images of ever new sizes compiled every kernel again for each (17
+#: image sizes × 4 stages: 60 specializations in evaluation, 180 in training; 8 and 33 as arguments). Speed of the
+#: argument form: see NOTES.md, session 22.
 BN_SPATIAL_COMPILED = 32
 
 
