@@ -570,15 +570,15 @@ def _bn_apply_kernel(
 
 
 @triton.jit
-def _flat_quotient(v, D: tl.constexpr, D_RT, MG):
+def _flat_quotient(v, D: tl.constexpr, D_RT, MG, RUNS: tl.constexpr):
     """v // D with D compiled in (D > 0), else v // D_RT, by its magic number MG where v indexes in 32 bits
-    (``_quotient``)."""
+    (``_quotient``, RUNS its hint)."""
     if D > 0:
         return v // D
     elif v.dtype == tl.int64:
         return v // D_RT
     else:
-        return _quotient(v, MG, 0)
+        return _quotient(v, MG, RUNS)
 
 
 @triton.jit(do_not_specialize=["S_RT", "C_RT", "S_MG", "C_MG"])
@@ -591,13 +591,13 @@ def _bn_apply_flat_kernel(
 ):
     """The one-pass forward (``_bn_apply_kernel``'s y) as a flat pointwise kernel over a dense x, BLOCK consecutive
     elements a program: element i belongs to channel (i // S) % C (NCHW) or i % C (FLAT: channels-last rows), S and
-    C compiled in (divisions by constants), or in NCHW with S = 0 taken as the arguments S_RT and C_RT (past
-    ``config.BN_SPATIAL_COMPILED`` sizes, ``_spatial``; quotients by their magic numbers S_MG and C_MG, see
-    ``_flat_quotient``). A program first forms the per-channel values of the WIN channel slots its
-    block can touch — NCHW: the runs q = i // S from its first one, q0, on; FLAT: every channel (WIN >= C) — as
-    ``_bn_apply_kernel`` forms them per item, then gathers each element's from registers. SAVE: each channel's mean
-    and invstd are written out once for the backward, by the program holding the start of the channel's run in image 0
-    (NCHW; FLAT: the first program)."""
+    C compiled in (divisions by constants), or in NCHW with S < 0 and C = 0 taken as the arguments S_RT and C_RT, the
+    spatial size's power-of-two factor −S compiled in (past ``config.BN_SPATIAL_COMPILED`` sizes, ``_spatial``;
+    quotients by their magic numbers S_MG and C_MG, see ``_flat_quotient``). A program first forms the per-channel
+    values of the WIN channel slots its block can touch — NCHW: the runs q = i // S from its first one, q0, on; FLAT:
+    every channel (WIN >= C) — as ``_bn_apply_kernel`` forms them per item, then gathers each element's from
+    registers. SAVE: each channel's mean and invstd are written out once for the backward, by the program holding the
+    start of the channel's run in image 0 (NCHW; FLAT: the first program)."""
     i0 = tl.program_id(0).to(IDX) * BLOCK
     i = i0 + tl.arange(0, BLOCK).to(IDX)
     m = i < numel
@@ -610,12 +610,15 @@ def _bn_apply_flat_kernel(
     else:
         sz = S if S > 0 else S_RT
         nc = C if S > 0 else C_RT
-        q0 = _flat_quotient(i0, S, S_RT, S_MG)
+        q0 = _flat_quotient(i0, S, S_RT, S_MG, 0)
         qw = q0 + t
-        cw = (qw - _flat_quotient(qw, C if S > 0 else 0, C_RT, C_MG) * nc).to(tl.int32)
-        wm = qw <= _flat_quotient(tl.minimum(i0 + BLOCK, numel) - 1, S, S_RT, S_MG)  # the runs the block holds
+        cw = (qw - _flat_quotient(qw, C, C_RT, C_MG, 0) * nc).to(tl.int32)
+        wm = qw <= _flat_quotient(tl.minimum(i0 + BLOCK, numel) - 1, S, S_RT, S_MG, 0)  # the runs the block holds
         first = wm & (qw < nc) & (qw * sz >= i0)  # image 0's run of each channel, by the block holding its start
-        slot = (_flat_quotient(i, S, S_RT, S_MG) - q0).to(tl.int32)
+        # As arguments, S's power-of-two factor p = −S (<= 16 <= BLOCK) is compiled in: the quotient of i is the same
+        # over aligned runs of p (i0 is a multiple of BLOCK), which lets each thread form one per run, as Triton
+        # derives where S is compiled in.
+        slot = (_flat_quotient(i, S, S_RT, S_MG, -S if S < 0 else 0) - q0).to(tl.int32)
     mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
     rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
     if SAVE:
@@ -1481,12 +1484,13 @@ def _apply_flat_pass(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd,
     compiled in or, where ``_spatial`` takes S as an argument, both as arguments."""
     c, numel = xv.c, xv.x.numel()
     _, block, warps, _ = config.BN_APPLY_FLAT
-    compiled = _spatial(xv)[0] > 0
+    spatial = _spatial(xv)[0]
+    compiled = spatial > 0
     sizes = (0, 0, 0, 0) if compiled else (xv.s, c, _divisor_magic(xv.s), _divisor_magic(c))
     _apply_flat((-(-numel // block),), (
         xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, numel, *eps_hilo, *sizes,
     ), dict(
-        S=xv.s if compiled else 0, C=c if compiled else 0, FLAT=xv.flat,
+        S=spatial, C=c if compiled else 0, FLAT=xv.flat,
         IDX=tl.int64 if numel + block >= 2**31 else tl.int32, ACC=_TL[_acc(xv.x.dtype)], BLOCK=block,
         WIN=config.batch_norm_flat_window(c, xv.s, xv.flat), HAS_MREL=mrel is not None, IS_VAR=is_var,
         SAVE=save_mean is not None, HAS_W=weight is not None, HAS_B=bias is not None, FIX_GAMMA=fix_gamma,
