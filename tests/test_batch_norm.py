@@ -12,6 +12,8 @@ import random
 import numpy as np
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import fastnorm
 from fastnorm import reference as ref
@@ -783,6 +785,27 @@ def test_divisor_magic_gives_every_quotient():
     assert K._divisor_magic(2**31) == 0  # such sizes index in 64 bits, where the kernels divide
 
 
+@triton.jit
+def _quotient_probe(q_ptr, out_ptr, magic, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, K._quotient(tl.load(q_ptr + offs), magic, 0))
+
+
+def test_quotient_kernel_gives_every_quotient(device):
+    """``K._quotient`` itself (its casts and shifts in a kernel, int32 indices up to 2**31 − 1) gives q // d."""
+    rng = random.Random(8)
+    divisors = (1, 2, 3, 5, 49, 196, 5625, 2**30 - 1, 2**30 + 1, 2**31 - 1,
+                *(rng.randrange(2, 2**31) for _ in range(20)))
+    for d in divisors:
+        top = (2**31 - 1) // d * d
+        qs = [0, 1, d - 1, d, d + 1, top - 1, top, 2**31 - 2, 2**31 - 1]
+        qs += [rng.randrange(2**31) for _ in range(64 - len(qs))]
+        q = torch.tensor([min(max(v, 0), 2**31 - 1) for v in qs], dtype=torch.int32, device=device)
+        out = torch.full_like(q, -1)
+        _quotient_probe[(1,)](q, out, K._divisor_magic(d), N=64)
+        assert torch.equal(out.cpu().long(), q.cpu().long() // d), d
+
+
 @pytest.mark.parametrize("mode", list(_SPATIAL_MODES))
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 5, 5, 5), torch.bfloat16),
                                          ((3, 5, 14, 14), torch.float32), ((2, 3, 10, 9), torch.bfloat16),
@@ -818,12 +841,16 @@ def test_spatial_size_as_an_argument_gives_the_same_bits(monkeypatch, mode, shap
         packed = fastnorm.ops.batch_norm._local_stats(x.detach(), shape[1])
         return K._spatial(K.view(x)), [y, x.grad, z.grad, w.grad, b.grad, rm, rv, packed]
 
+    flat_passes = []
+    real = K._apply_flat_pass
+    monkeypatch.setattr(K, "_apply_flat_pass", lambda *a, **k: flat_passes.append(1) or real(*a, **k))
     monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 1 << 30)
     spatial, compiled = run()
     assert spatial == (math.prod(shape[2:]), 0, 0)
     monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 0)
     spatial, argument = run()
     assert spatial == _as_argument(math.prod(shape[2:]))
+    assert len(flat_passes) == (2 if flat else 0)  # the mode's path was taken, once in each form
     for name, a, e in zip("y dx dz dw db running_mean running_var packed".split(), argument, compiled, strict=True):
         assert torch.equal(a, e), name
 

@@ -618,6 +618,7 @@ def _bn_apply_flat_kernel(
         # As arguments, S's power-of-two factor p = −S (<= 16 <= BLOCK) is compiled in: the quotient of i is the same
         # over aligned runs of p (i0 is a multiple of BLOCK), which lets each thread form one per run, as Triton
         # derives where S is compiled in.
+        tl.static_assert(S > 0 or -S <= BLOCK)
         slot = (_flat_quotient(i, S, S_RT, S_MG, -S if S < 0 else 0) - q0).to(tl.int32)
     mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
     rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
