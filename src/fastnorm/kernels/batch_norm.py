@@ -130,13 +130,11 @@ def _tile_offsets(c, v, C, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: t
         return (n[None, :] * C + c[:, None]) * S + s[None, :]
     else:
         sz = S_RT * (-S)
-        if v.dtype == tl.int64:  # the multiply-high takes indices below 2**31
-            n = v // sz
-            s = v - n * sz
-        else:
-            H: tl.constexpr = -S if -S < v.shape[0] else v.shape[0]
-            n = _quotient(v // (-S), S_MG, H)
-            s = tl.max_contiguous(tl.multiple_of(v - n * sz, H), H)
+        H: tl.constexpr = -S if -S < v.shape[0] else v.shape[0]
+        n = _divided(v, S, S_RT, S_MG, H)
+        s = v - n * sz
+        if v.dtype != tl.int64:  # (64-bit indices divide: Triton derives these facts itself)
+            s = tl.max_contiguous(tl.multiple_of(s, H), H)
         return (n[None, :] * C + c[:, None]) * sz + s[None, :]
 
 
@@ -150,6 +148,20 @@ def _quotient(v, MG, RUNS: tl.constexpr):
     if RUNS > 0:
         q = tl.max_constancy(q, RUNS)
     return q.to(v.dtype)
+
+
+@triton.jit
+def _divided(v, D: tl.constexpr, D_RT, MG, RUNS: tl.constexpr):
+    """v // d for indices v >= 0, with d = D compiled in (D > 0), or d = −D·D_RT: the power of two −D compiled in,
+    D_RT an argument given with its magic number MG, as the tile kernels take S (``_spatial``) — then
+    (v // −D) // D_RT, by a multiply-high where v indexes in 32 bits (``_quotient``, RUNS its hint), by a division
+    in 64."""
+    if D > 0:
+        return v // D
+    elif v.dtype == tl.int64:
+        return v // (-D) // D_RT
+    else:
+        return _quotient(v // (-D), MG, RUNS)
 
 
 @triton.jit
@@ -569,18 +581,6 @@ def _bn_apply_kernel(
                  IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
-@triton.jit
-def _flat_quotient(v, D: tl.constexpr, D_RT, MG, RUNS: tl.constexpr):
-    """v // D with D compiled in (D > 0), else v // D_RT, by its magic number MG where v indexes in 32 bits
-    (``_quotient``, RUNS its hint)."""
-    if D > 0:
-        return v // D
-    elif v.dtype == tl.int64:
-        return v // D_RT
-    else:
-        return _quotient(v, MG, RUNS)
-
-
 @triton.jit(do_not_specialize=["S_RT", "C_RT", "S_MG", "C_MG"])
 def _bn_apply_flat_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr, mean_ptr, mrel_ptr, sd_ptr, save_mean_ptr, save_rstd_ptr, numel, eps_hi, eps_lo,
@@ -591,9 +591,9 @@ def _bn_apply_flat_kernel(
 ):
     """The one-pass forward (``_bn_apply_kernel``'s y) as a flat pointwise kernel over a dense x, BLOCK consecutive
     elements a program: element i belongs to channel (i // S) % C (NCHW) or i % C (FLAT: channels-last rows), S and
-    C compiled in (divisions by constants), or in NCHW with S < 0 and C = 0 taken as the arguments S_RT and C_RT, the
-    spatial size's power-of-two factor −S compiled in (past ``config.BN_SPATIAL_COMPILED`` sizes, ``_spatial``;
-    quotients by their magic numbers S_MG and C_MG, see ``_flat_quotient``). A program first forms the per-channel
+    C compiled in (divisions by constants), or in NCHW with S < 0 and C = −1 as arguments: S = −S·S_RT as the tile
+    kernels take it and C = C_RT, with their magic numbers S_MG and C_MG (past ``config.BN_SPATIAL_COMPILED`` sizes,
+    ``_spatial``; quotients by ``_divided``). A program first forms the per-channel
     values of the WIN channel slots its block can touch — NCHW: the runs q = i // S from its first one, q0, on; FLAT:
     every channel (WIN >= C) — as ``_bn_apply_kernel`` forms them per item, then gathers each element's from
     registers. SAVE: each channel's mean and invstd are written out once for the backward, by the program holding the
@@ -608,18 +608,18 @@ def _bn_apply_flat_kernel(
         first = wm & (t * 0 + tl.program_id(0) == 0)  # the first program (as a vector: the interpreter's masks)
         slot = (i % C).to(tl.int32)
     else:
-        sz = S if S > 0 else S_RT
-        nc = C if S > 0 else C_RT
-        q0 = _flat_quotient(i0, S, S_RT, S_MG, 0)
+        sz = S if S > 0 else S_RT * (-S)
+        nc = C if C > 0 else C_RT
+        q0 = _divided(i0, S, S_RT, S_MG, 0)
         qw = q0 + t
-        cw = (qw - _flat_quotient(qw, C, C_RT, C_MG, 0) * nc).to(tl.int32)
-        wm = qw <= _flat_quotient(tl.minimum(i0 + BLOCK, numel) - 1, S, S_RT, S_MG, 0)  # the runs the block holds
+        cw = (qw - _divided(qw, C, C_RT, C_MG, 0) * nc).to(tl.int32)
+        wm = qw <= _divided(tl.minimum(i0 + BLOCK, numel) - 1, S, S_RT, S_MG, 0)  # the runs the block holds
         first = wm & (qw < nc) & (qw * sz >= i0)  # image 0's run of each channel, by the block holding its start
         # As arguments, S's power-of-two factor p = −S (<= 16 <= BLOCK) is compiled in: the quotient of i is the same
         # over aligned runs of p (i0 is a multiple of BLOCK), which lets each thread form one per run, as Triton
         # derives where S is compiled in.
         tl.static_assert(S > 0 or -S <= BLOCK)
-        slot = (_flat_quotient(i, S, S_RT, S_MG, -S if S < 0 else 0) - q0).to(tl.int32)
+        slot = (_divided(i, S, S_RT, S_MG, -S if S < 0 else 0) - q0).to(tl.int32)
     mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
     rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
     if SAVE:
@@ -1485,13 +1485,13 @@ def _apply_flat_pass(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd,
     compiled in or, where ``_spatial`` takes S as an argument, both as arguments."""
     c, numel = xv.c, xv.x.numel()
     _, block, warps, _ = config.BN_APPLY_FLAT
-    spatial = _spatial(xv)[0]
-    compiled = spatial > 0
-    sizes = (0, 0, 0, 0) if compiled else (xv.s, c, _divisor_magic(xv.s), _divisor_magic(c))
+    s, s_rt, s_mg = _spatial(xv)
+    compiled = s > 0
+    sizes = (0, 0, 0, 0) if compiled else (s_rt, c, s_mg, _divisor_magic(c))
     _apply_flat((-(-numel // block),), (
         xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, numel, *eps_hilo, *sizes,
     ), dict(
-        S=spatial, C=c if compiled else 0, FLAT=xv.flat,
+        S=s, C=c if compiled else -1, FLAT=xv.flat,
         IDX=tl.int64 if numel + block >= 2**31 else tl.int32, ACC=_TL[_acc(xv.x.dtype)], BLOCK=block,
         WIN=config.batch_norm_flat_window(c, xv.s, xv.flat), HAS_MREL=mrel is not None, IS_VAR=is_var,
         SAVE=save_mean is not None, HAS_W=weight is not None, HAS_B=bias is not None, FIX_GAMMA=fix_gamma,
