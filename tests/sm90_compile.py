@@ -197,7 +197,7 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 fastnorm.batch_norm(x.detach(), rm, rv, w.detach(), b.detach(), training=False)
             cases.append(case)
 
-    def spatial_argument():  # NCHW tile kernels with S a run-time argument (past config.BN_SPATIAL_COMPILED sizes)
+    def spatial_argument():  # NCHW kernels with S a run-time argument (past config.BN_SPATIAL_COMPILED sizes)
         config.BN_SPATIAL_COMPILED = 0
         # S = 196, 324 (factor 4), 99 (1), 90 (2), 72 (8), 96 and 256 (16; 256/16 divisible by 16 too), 64-bit offsets
         for shape in ((4, 64, 14, 14), (2, 33, 4, 9, 9), (3, 8, 9, 11), (2, 8, 10, 9), (2, 8, 8, 9), (2, 8, 8, 12),

@@ -41,8 +41,8 @@ def test_every_launched_specialization_compiles_for_sm90():
 
 
 def test_spatial_size_as_an_argument_keeps_the_layouts():
-    """BatchNorm's tile kernels with the spatial size as an argument compile to the layouts (so the summation order)
-    of the kernels with it compiled in (``tests/spatial_layouts.py``)."""
+    """BatchNorm's kernels with the spatial size as an argument (the tile kernels and the flat apply) compile to the
+    layouts (so the summation order) of the kernels with it compiled in (``tests/spatial_layouts.py``)."""
     pytest.importorskip("triton.backends.nvidia")
     env = dict(os.environ, TRITON_INTERPRET="0", OMP_NUM_THREADS="1")
     src = str(HERE.parent / "src")
