@@ -294,7 +294,10 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((256, 64, 56, 56), "fp32", False), ((8, 256, 128, 128), "fp32", False),
                  # NCHW sizes whose power-of-two factor is 1 or 2 (S = 5625, 950): the spatial size as an argument
                  ((16, 256, 75, 75), "bf16", False), ((16, 256, 75, 75), "fp32", False),
-                 ((32, 256, 25, 38), "bf16", False)]
+                 ((32, 256, 25, 38), "bf16", False),
+                 # Inception-v3's odd sizes (S = 147², 35², 17²: runs with no two 16-bit elements aligned)
+                 ((32, 64, 147, 147), "bf16", False), ((32, 288, 35, 35), "bf16", False),
+                 ((32, 768, 17, 17), "bf16", False)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
