@@ -23,6 +23,7 @@ summary line; exits 1 if any failed.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -211,10 +212,11 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
         config.BN_SPATIAL_COMPILED = 1 << 30
 
-    def big():  # 64-bit offsets
-        x = _meta(2**31 // (64 * 49) + 1, 64, 7, 7, dtype=torch.bfloat16, grad=True)
-        w, b = _meta(64, grad=True), _meta(64, grad=True)
-        _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=True)
+    def big():  # 64-bit offsets (S = 99: the statistics pass's aligned rows too)
+        for spatial in ((7, 7), (9, 11)):
+            x = _meta(2**31 // (64 * math.prod(spatial)) + 1, 64, *spatial, dtype=torch.bfloat16, grad=True)
+            w, b = _meta(64, grad=True), _meta(64, grad=True)
+            _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=True)
     return cases + [spatial_argument, big]
 
 
@@ -225,7 +227,9 @@ def _stage_cases() -> list:
 
     def stages():
         for dtype in (torch.bfloat16, torch.float32, torch.float64):
-            for shape, cl in ((4, 64, 14, 14), False), ((4, 64, 14, 14), True), ((16, 2048, 7, 7), False):
+            # (4, 64, 9, 11): an odd S, whose 16-bit statistics read aligned rows
+            for shape, cl in (((4, 64, 14, 14), False), ((4, 64, 14, 14), True), ((16, 2048, 7, 7), False),
+                              ((4, 64, 9, 11), False)):
                 c = shape[1]
                 acc = torch.float64 if dtype == torch.float64 else torch.float32
                 x = _meta(*shape, dtype=dtype, channels_last=cl)

@@ -855,6 +855,86 @@ def test_spatial_size_as_an_argument_gives_the_same_bits(monkeypatch, mode, shap
         assert torch.equal(a, e), name
 
 
+def test_aligned_rows_rule():
+    """The NCHW statistics pass reads aligned rows (config.BN_ALIGNED_ROWS) for 16-bit x at an odd S past the row
+    layout's sizes, in 16-byte vectors; not for 4-byte x, an even S or S <= BN_ROW_LANES_MAX."""
+    for size, s, expected in ((2, 5625, 8), (2, 65, 8), (2, 289, 8), (2, 64, 0), (2, 49, 0), (2, 950, 0),
+                              (2, 3136, 0), (4, 5625, 0), (8, 5625, 0)):
+        assert config.batch_norm_aligned_rows(size, s) == expected, (size, s)
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 9, 11), (1, 1, 65, 1), (2, 3, 3, 5, 7), (5, 3, 67), (2, 129, 13, 5),
+                                   # model sizes (GPU only): Inception-v3's 35² and 17², and 75²
+                                   *(pytest.param(s, marks=pytest.mark.gpu) for s in (
+                                       (8, 288, 35, 35), (16, 768, 17, 17), (4, 64, 75, 75)))])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("tile", [64, 4096])
+def test_aligned_rows_against_reference(monkeypatch, shape, dtype, tile, device):
+    """16-bit NCHW x at an odd S >= 65 (S = 99, 65, 105, 67, 65; C = 1, 3, 5, 129; a batch of 1; 3-d and (N, C, L);
+    on a GPU also model sizes, default tiles only):
+    the statistics pass reads each run as an aligned row whose vectors it shares with the neighbouring runs
+    (``K._aligned_rows``). On tiles of 64 elements (many tiles, ragged ones, vectors of several images in one tile)
+    and 4096: the training forward and backward against the reference, with a channel of 1e4 + randn whose first
+    element is a spike of 1e5 (the shift), a constant channel at 1e7 (exact zeros; float16: 1e3, 1e4, 6e4) and the
+    running statistics; and SyncBatchNorm's packed statistics. Each took the aligned rows (C = 129 on 64-element
+    tiles only where a tile holds a vector: its channel block depends on the device's multiprocessors)."""
+    if tile == 64 and math.prod(shape) > 1 << 16:
+        pytest.skip("model sizes on the default tiles only")
+    monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": tile})
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    taken = []
+    real = K._stats_view
+    monkeypatch.setattr(K, "_stats_view", lambda xv, fused: taken.append(real(xv, fused)[1]) or real(xv, fused))
+    x, w, b, rm, rv = _make(shape, False, dtype, device, requires_grad=False)
+    x = x.detach().clone()
+    big = 1e4 if dtype == torch.bfloat16 else 1e3  # (float16 ends at 65504)
+    if shape[1] >= 3:
+        x[:, 0] = (torch.randn(x[:, 0].shape, device=device) + big).to(dtype)
+        x.view(-1)[0] = 10 * big
+        x[:, 2] = 1e7 if dtype == torch.bfloat16 else 6e4
+    x.requires_grad_(True)
+    w.requires_grad_(True)
+    b.requires_grad_(True)
+    _check_bn(x, w, b, rm, rv, training=True)
+    packed = fastnorm.ops.batch_norm._local_stats(x.detach(), shape[1])
+    xs = to_np64(x.detach()).swapaxes(0, 1).reshape(shape[1], -1)
+    mean = xs.mean(1)
+    assert_close("packed mean", packed[:shape[1]], mean, torch.float32)
+    assert_close("packed M2", packed[shape[1]:-1], ((xs - mean[:, None]) ** 2).sum(1), torch.float32)
+    if shape[1] >= 3:
+        assert packed[shape[1] + 2].item() == 0.0  # the constant channel
+    if tile == 64 and shape[1] == 129:  # 64 // channels a tile: narrower than a vector at the CPU's plans, not all
+        assert taken[0] == taken[1] and taken[0] in (0, 8), taken
+    else:
+        assert taken == [8, 8], taken
+
+
+def test_aligned_rows_in_64_bit_and_nan(monkeypatch, device):
+    """The aligned rows with 64-bit indices (forced) give the 32-bit results; a NaN makes its own channel's
+    statistics NaN and no other's, though its vector is read by the neighbouring runs too; the one-launch forward,
+    whose items the apply pass shares, reads the runs as they lie."""
+    monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": 64})
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    x, w, b, rm, rv = _make((3, 5, 9, 11), False, torch.bfloat16, device, requires_grad=False)
+    y32 = fastnorm.batch_norm(x, rm.clone(), rv.clone(), w, b, True)
+    real_idx = K._idx
+    monkeypatch.setattr(K, "_idx", lambda *a: tl.int64)
+    y64 = fastnorm.batch_norm(x, rm.clone(), rv.clone(), w, b, True)
+    assert torch.equal(y32, y64)
+    monkeypatch.setattr(K, "_idx", real_idx)
+    x[1, 2, 0, 0] = float("nan")  # the first element of a run: its vector holds the end of channel 1's run
+    packed = fastnorm.ops.batch_norm._local_stats(x, 5)
+    assert torch.isnan(packed[2]) and torch.isnan(packed[7])
+    assert torch.isfinite(packed[[0, 1, 3, 4, 5, 6, 8, 9]]).all()
+    taken = []
+    real = K._stats_view
+    monkeypatch.setattr(K, "_stats_view", lambda xv, fused: taken.append(real(xv, fused)[1]) or real(xv, fused))
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", True)
+    x[1, 2, 0, 0] = 0.5
+    _check_bn(x.requires_grad_(True), w.requires_grad_(True), b, rm, rv, training=True)
+    assert taken == [0], taken
+
+
 def test_spatial_sizes_compiled_in_up_to_the_limit(monkeypatch, device):
     """The first config.BN_SPATIAL_COMPILED distinct NCHW sizes (S > 64) are compiled in, later ones run as an
     argument; each size keeps its decision, the row layout (S <= 64) and channels-last always compile theirs in, a

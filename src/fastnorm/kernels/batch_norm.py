@@ -165,6 +165,23 @@ def _divided(v, D: tl.constexpr, D_RT, MG, RUNS: tl.constexpr):
 
 
 @triton.jit
+def _aligned_rows(c, w, C, S_RT, M_RT, MG, AL: tl.constexpr):
+    """The NCHW statistics pass's aligned rows (``config.BN_ALIGNED_ROWS``): each image's run of S = S_RT elements
+    of a channel is read as a row of AL·M_RT lanes (M_RT = ceil((S + AL − 1) / AL)) from the AL-aligned element at or
+    before its start, so that runs of any S load as whole aligned vectors of AL elements (16 bytes) where an odd S
+    allows no vector at all. Vector index w = n·M_RT + k -> (the [CB, AL, len(w)] tile's element offsets, the
+    [CB, len(w)] offsets of each vector's first element in its run, r0 in [−AL, S)): lane i of a vector is a real
+    element of its channel iff 0 <= r0 + i < S; the others belong to the neighbouring runs or lie past the tensor.
+    Each vector's image n = w // M_RT by the host's magic number MG for M_RT (``_quotient``); per element only its
+    lane is added (the lanes lie along axis 1 in each thread's registers)."""
+    n = _quotient(w, MG, 0) if w.dtype != tl.int64 else w // M_RT
+    start = (n[None, :] * C + c[:, None]) * S_RT
+    first = (start & -AL) + ((w - n * M_RT) * AL)[None, :]
+    off = tl.multiple_of(first[:, None, :], [AL, AL, AL]) + tl.arange(0, AL)[None, :, None].to(w.dtype)
+    return off, (first - start).to(tl.int32)
+
+
+@triton.jit
 def _lanes_ok(v, S: tl.constexpr, L: tl.constexpr):
     """Which inner indices are real elements (all but the padding lanes of the row layout, L > 0)."""
     if L > 0:
@@ -223,15 +240,18 @@ def _tile_two_pass(xv, m, ACC: tl.constexpr):
 
 @triton.jit
 def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG,
-                FLAT: tl.constexpr, L: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
-                ACC: tl.constexpr):
+                FLAT: tl.constexpr, L: tl.constexpr, AL: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr,
+                STAGES: tl.constexpr, ACC: tl.constexpr):
     """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1).
 
     Full tiles update a Welford state per lane (every lane sees the same count, so the update factor
     1/k is one scalar per tile and the loop has no cross-thread reduction); the lanes are merged once
     at the end (equal counts: mean of means, M2 = ΣM2 + k·Σ(mean_l - mean)²), and a ragged last tile
-    is merged in with Chan's formula from its own two-pass statistics.
+    is merged in with Chan's formula from its own two-pass statistics. AL > 0: NCHW runs read as aligned rows
+    (``_aligned_item_stats``).
     """
+    if AL > 0:
+        return _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, S_RT, S_MG, AL, IDX, CB, BS, STAGES, ACC)
     ar = tl.arange(0, BS).to(IDX)
     nfull = (v1 - v0) // BS
     mean_l = tl.zeros([CB, BS], ACC)
@@ -261,6 +281,50 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
         tn, tm, tq = _tile_two_pass(xv, m, ACC)
         cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
     return cnt, mean, m2
+
+
+@triton.jit
+def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, S_RT, S_MG, AL: tl.constexpr, IDX: tl.constexpr,
+                        CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, ACC: tl.constexpr):
+    """``_item_stats`` over aligned rows of AL·M lanes (``_aligned_rows``; V = N·AL·M, v0 and v1 multiples of AL).
+    The loads take whole aligned vectors, masked only past the tensor's N·C·S elements (a mask constant over each
+    vector, so that they stay vectors); the real lanes differ from vector to vector, so a per-lane Welford state (one
+    count for all lanes) does not apply. Instead each vector's real lanes give its two-pass (count, mean, M2) of
+    x − shift in its thread's registers, merged with Chan's formula into a state per vector slot of the tile, and
+    the slots are merged once, at the end, in a fixed tree (``tl.reduce``): no reduction across threads per tile."""
+    WB: tl.constexpr = BS // AL
+    m_rt = (S_RT + 2 * AL - 2) // AL
+    numel = (V // (AL * m_rt)).to(IDX) * C * S_RT
+    ar = tl.arange(0, WB).to(IDX)
+    lane = tl.arange(0, AL)[None, :, None]
+    w0 = v0 // AL
+    nw = (v1 - v0) // AL
+    n_s = tl.zeros([CB, WB], ACC)
+    mean_s = tl.zeros([CB, WB], ACC)
+    m2_s = tl.zeros([CB, WB], ACC)
+    for t in tl.range(0, tl.cdiv(nw, WB), num_stages=STAGES):
+        w = w0 + t * WB + ar
+        off, r0 = _aligned_rows(c, w, C, S_RT, m_rt, S_MG, AL)
+        vm = cmask[:, None] & (w < w0 + nw)[None, :]  # [CB, WB]: vectors of this item's channels and range
+        xv = tl.load(x_ptr + off, mask=vm[:, None, :] & (off < numel), other=0.0).to(ACC) - shift[:, None, None]
+        m = vm[:, None, :] & ((r0[:, None, :] + lane).to(tl.uint32, bitcast=True) < S_RT)  # 0 <= r < S
+        mf = tl.where(m, 1.0, 0.0)
+        xz = tl.where(m, xv, 0.0)
+        nv = tl.where(vm, tl.maximum(tl.minimum(S_RT - r0, AL) - tl.maximum(-r0, 0), 0), 0).to(ACC)
+        mv = tl.sum(xz, 1) / tl.maximum(nv, 1.0)
+        d = tl.fma(-mv[:, None, :], mf, xz)  # the real lanes' x − mean (mf = 1: one rounding), 0 elsewhere
+        n_s, mean_s, m2_s = _chan_slot(n_s, mean_s, m2_s, nv, mv, tl.sum(rounded_prod(d, d), 1))
+    return tl.reduce((n_s, mean_s, m2_s), 1, _chan)
+
+
+@triton.jit
+def _chan_slot(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
+    """``_chan`` with its weight n_b / n by the fast division (within 2 ulp: the merge of each vector into its slot,
+    the hot loop's; no change where the means agree, so a constant channel, all zeros after the shift, stays 0)."""
+    n = n_a + n_b
+    w = tl.where(n_b > 0, tl.fdiv(n_b, tl.maximum(n, 1.0)), 0.0)
+    delta = mean_b - mean_a
+    return n, mean_a + delta * w, m2_a + tl.where(n_b > 0, m2_b + delta * delta * (n_a * w), 0.0)
 
 
 @triton.jit
@@ -458,11 +522,14 @@ def _bn_fwd_fused_kernel(
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
     RELU: tl.constexpr, FIX_GAMMA: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
+    AL: tl.constexpr,
 ):
     """MODE 0: fused training forward (statistics + merge + running update + normalize, one launch);
     MODE 1: the statistics only, packed at out_a as [mean (C) | M2 (C) | count (cnt_hi + cnt_lo)] — the
     buffer SyncBatchNorm all-gathers (out_b, out_c unused); MODE 2: the first launch of the two-launch
-    training forward (statistics, saved (shift, mean_rel, invstd), running update).
+    training forward (statistics, saved (shift, mean_rel, invstd), running update). AL > 0 (MODE 1 and 2): the
+    statistics read NCHW runs as aligned rows of AL-element vectors (``_aligned_item_stats``; S = −1 and S_RT the
+    spatial size, S_MG the magic number of the rows' vectors per image, V = N·AL·M).
 
     Partials: part_ptr[3, C, SPLIT] (count, mean, M2 of x - K per item), then part_ptr[3, C, NSUB] at
     offset 3·C·SPLIT (per sub-group of MSUB chunks). sync_ptr: the zeroed int32 counters of
@@ -483,8 +550,8 @@ def _bn_fwd_fused_kernel(
     sub_ptr, blk_ptr, grp_ptr, ready_ptr, _groups_done = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     if kind == _STATS:
         shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
-        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES,
-                                       ACC)
+        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, S_RT, S_MG, FLAT, L, AL, CB, BS,
+                                    STAGES, ACC)
         _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, cnt, mean, m2)
         jj = j // MSUB
         j0 = jj * MSUB
@@ -1329,15 +1396,15 @@ def _divisor_magic(d: int) -> int:
 
 
 def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, xv: View,
-            plan: config.BatchNormPlan) -> None:
+            plan: config.BatchNormPlan, spatial: tuple[int, int, int] | None = None) -> None:
     """Launch a tile kernel over ``xv`` with ``plan``: the view's and tile's constexprs, the accumulation dtype,
     and the prefetch depth and register cap of the kernel's ``loop`` ("stats", "apply", "bwd" or "dx"; its key in
     the tables by ``config.batch_norm_loop``; the cap is measured for fp32 accumulation only: fp64 states need more
     registers). The spatial size goes in as ``_spatial`` says: S compiled in, or the kernel's last run-time
-    argument."""
+    argument (``spatial``: given by the caller)."""
     acc = _acc(xv.x.dtype)
     loop = config.batch_norm_loop(loop, xv.l, xv.x.element_size())
-    s, s_rt, s_mg = _spatial(xv)
+    s, s_rt, s_mg = _spatial(xv) if spatial is None else spatial
     launcher((grid,), (*args, s_rt, s_mg), {
         **meta, "S": s, "FLAT": xv.flat, "L": xv.l, "IDX": _idx(xv, plan.bs, plan.cb), "ACC": _TL[acc],
         "CB": plan.cb, "BS": plan.bs, "STAGES": config.BN_LOOP_STAGES[loop],
@@ -1350,6 +1417,22 @@ def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.Batc
     return config.batch_norm_plan(xv.flat, xv.c, xv.v, reread_bytes, kind, direction,
                                   config.multiprocessor_count(device), xv.l,
                                   config.batch_norm_stats_wave(device, xv.flat, xv.l) if stats else None)
+
+
+def _stats_view(xv: View, fused: bool) -> tuple[View, int, tuple[int, int, int] | None, config.BatchNormPlan]:
+    """How the statistics pass reads ``xv`` (``fused``: sharing the one-launch forward's items with its apply,
+    which reads runs as they lie) -> (the view its plan is made for, the aligned-row vector AL or 0, its
+    (S, S_RT, S_MG) or None for ``_spatial``'s, the plan). Aligned rows (``_aligned_rows``) of AL·M lanes per image:
+    v = N·AL·M; S an argument (S = −1, S_RT = S) and S_MG the magic number of M — one compile serves every size;
+    not where a tile would be narrower than one vector (tiny tiles a test may set)."""
+    al = 0 if fused or xv.flat else config.batch_norm_aligned_rows(xv.x.element_size(), xv.s)
+    if al:
+        m = -(-(xv.s + al - 1) // al)
+        sv = xv._replace(v=xv.count // xv.s * al * m, l=0)
+        plan = _plan(sv, xv.x.element_size(), "fused", "fwd")
+        if plan.bs >= al:
+            return sv, al, (-1, xv.s, _divisor_magic(m)), plan
+    return xv, 0, None, _plan(xv, xv.x.element_size(), "fused", "fwd")
 
 
 def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, running_var, nbt,
@@ -1372,21 +1455,21 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     if resident and _forward_resident(xv, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt,
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
-    plan = _plan(xv, xv.x.element_size(), "fused", "fwd")
+    fused = config.batch_norm_train_fused("fwd", xv.x.numel())
+    sv, al, spatial, plan = _stats_view(xv, fused)
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split
     update = running_mean is not None
-    fused = config.batch_norm_train_fused("fwd", xv.x.numel())
     _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
-        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
+        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         mh, ml, eh, el, ch, cl,
     ), dict(
         MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
-        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None,
-    ), xv, plan)
+        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, AL=al,
+    ), sv, plan, spatial)
     if not fused:
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
               save=False)
@@ -1434,8 +1517,8 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     ``[mean (C) | M2 (C) | count]`` (one launch, merged on device) — SyncBatchNorm's all-gather buffer;
     written into ``out`` (dense, [2C + 1]) when given."""
     acc = _acc(xv.x.dtype)
-    c, v = xv.c, xv.v
-    plan = _plan(xv, xv.x.element_size(), "fused", "fwd")  # the training forward's statistics pass
+    c = xv.c
+    sv, al, spatial, plan = _stats_view(xv, False)  # the training forward's statistics pass
     dev = xv.x.device
     packed = torch.empty(2 * c + 1, dtype=acc, device=dev) if out is None else out
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
@@ -1443,13 +1526,13 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     ch, cl = _hilo(float(xv.count))
     _launch(_fwd_fused, "stats", plan.groups * plan.ncb_g * plan.split, (
         xv.x, xv.x, None, None, None, packed, packed, packed, None, None, None, part, sync,
-        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
+        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
         0.0, 0.0, 0.0, 0.0, ch, cl,
     ), dict(
         MSUB=plan.msub, MS=plan.ms, MODE=1,
         HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
-        MOMENTUM_NONE=False,
-    ), xv, plan)
+        MOMENTUM_NONE=False, AL=al,
+    ), sv, plan, spatial)
     return packed
 
 
