@@ -1,0 +1,109 @@
+"""Instruction counts of the loops of the BatchNorm kernels one training step launches, compiled for sm_90 offline.
+
+    PYTHONPATH=<triton 3.6>:src TRITON_INTERPRET=0 python benchmarks/scripts/sass_loops.py 16,256,75,75 bfloat16 \
+        [--set 'BN_ALIGNED_ROWS={}'] [--keep DIR]
+
+Records the launches of a training forward and backward over a meta tensor of the shape (the two-launch paths:
+``tests/sm90_compile.py``'s recorder, plans for its SM count), compiles each for sm_90 and disassembles it with the
+``nvdisasm`` that ships with Triton; prints, per kernel, each loop of its SASS (a label and the backward branch to
+it): its length and its most frequent opcodes. A tile loop's length divided by the elements a thread takes per
+iteration is its cost an element — what session 23 used to see that a loop was issue-bound (NOTES.md). No GPU
+needed. ``--set``: config overrides (``bn_ab.py``'s syntax); ``--keep``: also write each kernel's SASS and TTGIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
+
+
+def record(shape: tuple[int, ...], dtype) -> list[tuple]:
+    """The distinct launches of a two-launch training forward and backward over a meta x of ``shape``."""
+    import fastnorm
+    import sm90_compile as gate
+    from fastnorm.kernels import config
+
+    jobs = gate.install_recorder()
+    config.BN_RESIDENT, config.BN_TRAIN_FUSED = False, False
+    c = shape[1]
+    x = gate._meta(*shape, dtype=dtype, grad=True)
+    gate._fwd_bwd(fastnorm.batch_norm, x, gate._meta(c), gate._meta(c), gate._meta(c, grad=True),
+                  gate._meta(c, grad=True), training=True)
+    return list(jobs.values())
+
+
+def loops(sass: str) -> list[tuple[str, int, Counter]]:
+    """(label, instructions, opcode counts) of each loop: the instructions from a label to a branch back to it."""
+    labels: dict[str, int] = {}
+    instrs: list[str] = []
+    for line in sass.splitlines():
+        label = re.match(r"^\s*\.(L_x_\d+):", line)
+        if label:
+            labels[label.group(1)] = len(instrs)
+            continue
+        ins = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", line)
+        if ins:
+            instrs.append(ins.group(1).strip())
+    out = []
+    for i, ins in enumerate(instrs):
+        back = re.search(r"BRA.*\.(L_x_\d+)", ins)
+        if back and labels.get(back.group(1), i + 1) <= i:
+            body = instrs[labels[back.group(1)]:i + 1]
+            ops = Counter(re.sub(r"^@!?U?P\w+\s+", "", b).split()[0].split(".")[0] for b in body)
+            out.append((back.group(1), len(body), ops))
+    return out
+
+
+def main() -> None:
+    import torch
+    import triton
+    from bn_ab import _overrides
+
+    from fastnorm.kernels import config
+    from sm90_compile import TARGET
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("shape")
+    ap.add_argument("dtype")
+    ap.add_argument("--set", default="")
+    ap.add_argument("--keep", default=None)
+    args = ap.parse_args()
+    for name, value in _overrides(args.set).items():
+        setattr(config, name, value)
+    nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
+    shape = tuple(int(v) for v in args.shape.split(","))
+    for k, (module, name, sig, consts, attrs, options) in enumerate(record(shape, getattr(torch, args.dtype))):
+        fn = getattr(importlib.import_module(module), name)
+        src = triton.compiler.ASTSource(fn=fn, signature=dict(sig), constexprs=dict(consts), attrs=dict(attrs))
+        kernel = triton.compile(src, target=TARGET, options=dict(options))
+        with tempfile.TemporaryDirectory() as tmp:
+            cubin = os.path.join(tmp, "k.cubin")
+            Path(cubin).write_bytes(kernel.asm["cubin"])
+            sass = subprocess.run([str(nvdisasm), "-c", cubin], capture_output=True, text=True, check=True).stdout
+            usage = subprocess.run([str(nvdisasm.with_name("cuobjdump")), "--dump-resource-usage", cubin],
+                                   capture_output=True, text=True, check=True).stdout
+        if args.keep:
+            Path(args.keep).mkdir(parents=True, exist_ok=True)
+            Path(args.keep, f"{k}{name}.sass").write_text(sass)
+            Path(args.keep, f"{k}{name}.ttgir").write_text(kernel.asm["ttgir"])
+        resources = " ".join(re.findall(r"(REG:\d+|STACK:\d+|SHARED:\d+)", usage))
+        print(f"[{k}] {name}: {kernel.metadata.num_warps} warps, {resources}")
+        for label, n, ops in loops(sass):
+            if n > 1:
+                top = ", ".join(f"{op} {cnt}" for op, cnt in ops.most_common(10))
+                print(f"    loop {label}: {n} instructions ({top})")
+
+
+if __name__ == "__main__":
+    main()
