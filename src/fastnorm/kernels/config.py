@@ -656,7 +656,8 @@ def batch_norm_train_fused(direction: str, numel: int) -> bool:
 #: CUDA-graph replays, % of copy, runs as they lie -> aligned rows), statistics alone / training forward, bf16: 75²
 #: 30.6 -> 34.9 / 35.1 -> 37.4, 147² 38.0 -> 44.4 / 40.1 -> 43.2, 35² 19.3 -> 21.9 / 25.6 -> 28.0, 17² 15.6 -> 18.3 /
 #: 16.2 -> 17.6; not fp32 (75² statistics 32.5 -> 37.4 µs: its 4-byte loads already pipeline) nor S with a factor 2
-#: (25×38: 22.1 -> 21.7 in a first form). BN_ALIGNED_ROWS_MIN_S: the smallest S so read (smaller ones take the row layout, BN_ROW_LANES_MAX).
+#: (25×38: 22.1 -> 21.7 in a first form). BN_ALIGNED_ROWS_MIN_S: the smallest S so read (smaller ones take the row
+#: layout, BN_ROW_LANES_MAX).
 BN_ALIGNED_ROWS = {2: 1}
 BN_ALIGNED_ROWS_MIN_S = BN_ROW_LANES_MAX + 1
 
