@@ -863,28 +863,32 @@ def test_aligned_rows_rule():
         assert config.batch_norm_aligned_rows(size, s) == expected, (size, s)
 
 
-@pytest.mark.parametrize("shape", [(3, 5, 9, 11), (1, 1, 65, 1), (2, 3, 3, 5, 7), (5, 3, 67), (2, 129, 13, 5),
+@pytest.mark.parametrize("shape", [(8, 5, 9, 11), (8, 1, 65, 1), (1, 8, 67), (8, 3, 3, 5, 7), (8, 3, 67),
+                                   (8, 129, 13, 5), (3, 5, 9, 11),
                                    # model sizes (GPU only): Inception-v3's 35² and 17², and 75²
                                    *(pytest.param(s, marks=pytest.mark.gpu) for s in (
                                        (8, 288, 35, 35), (16, 768, 17, 17), (4, 64, 75, 75)))])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("tile", [64, 4096])
 def test_aligned_rows_against_reference(monkeypatch, shape, dtype, tile, device):
-    """16-bit NCHW x at an odd S >= 65 (S = 99, 65, 105, 67, 65; C = 1, 3, 5, 129; a batch of 1; 3-d and (N, C, L);
-    on a GPU also model sizes, default tiles only):
-    the statistics pass reads each run as an aligned row whose vectors it shares with the neighbouring runs
-    (``K._aligned_rows``). On tiles of 64 elements (many tiles, ragged ones, vectors of several images in one tile)
-    and 4096: the training forward and backward against the reference, with a channel of 1e4 + randn whose first
-    element is a spike of 1e5 (the shift), a constant channel at 1e7 (exact zeros; float16: 1e3, 1e4, 6e4) and the
-    running statistics; and SyncBatchNorm's packed statistics. Each took the aligned rows (C = 129 on 64-element
-    tiles only where a tile holds a vector: its channel block depends on the device's multiprocessors)."""
-    if tile == 64 and math.prod(shape) > 1 << 16:
+    """16-bit NCHW x at an odd S >= 65 (S = 99, 65, 67, 105, 67, 65; C = 1, 3, 5, 8, 129; a batch of 1; 3-d and
+    (N, C, L); on a GPU also model sizes, default tiles only): the forward's statistics and the backward's sums read
+    each run as an aligned row whose vectors they share with the neighbouring runs (``K._aligned_rows``) — not where
+    N·C·S is no multiple of 8 (3×5×99: runs as they lie, the same checks). On tiles of 64 elements
+    (many tiles, ragged ones, vectors of several images in one tile) and 4096, both passes in launches of their own:
+    the training forward and backward against the reference, plain and with ReLU and a residual, with a channel of
+    1e4 + randn whose first element is a spike of 1e5 (the shift), a constant channel at 1e7 (exact zeros; float16:
+    1e3, 1e4, 6e4) and the running statistics; and SyncBatchNorm's packed statistics. Each took the aligned rows
+    (C = 129 on 64-element tiles only where a tile holds a vector: its channel block depends on the device's
+    multiprocessors)."""
+    if tile == 64 and math.prod(shape) > 1 << 17:
         pytest.skip("model sizes on the default tiles only")
-    monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": tile})
+    monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": tile, "sums": tile})
     monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
     taken = []
-    real = K._stats_view
-    monkeypatch.setattr(K, "_stats_view", lambda xv, fused: taken.append(real(xv, fused)[1]) or real(xv, fused))
+    real = K._reduction_view
+    monkeypatch.setattr(K, "_reduction_view", lambda *a: taken.append(real(*a)[1]) or real(*a))
     x, w, b, rm, rv = _make(shape, False, dtype, device, requires_grad=False)
     x = x.detach().clone()
     big = 1e4 if dtype == torch.bfloat16 else 1e3  # (float16 ends at 65504)
@@ -896,6 +900,8 @@ def test_aligned_rows_against_reference(monkeypatch, shape, dtype, tile, device)
     w.requires_grad_(True)
     b.requires_grad_(True)
     _check_bn(x, w, b, rm, rv, training=True)
+    z = torch.randn_like(x).requires_grad_(True)
+    _check_bn(x, w, b, rm, rv, training=True, activation="relu", z=z)
     packed = fastnorm.ops.batch_norm._local_stats(x.detach(), shape[1])
     xs = to_np64(x.detach()).swapaxes(0, 1).reshape(shape[1], -1)
     mean = xs.mean(1)
@@ -903,36 +909,93 @@ def test_aligned_rows_against_reference(monkeypatch, shape, dtype, tile, device)
     assert_close("packed M2", packed[shape[1]:-1], ((xs - mean[:, None]) ** 2).sum(1), torch.float32)
     if shape[1] >= 3:
         assert packed[shape[1] + 2].item() == 0.0  # the constant channel
+    assert len(taken) == 5, taken  # statistics and sums twice, packed statistics once
     if tile == 64 and shape[1] == 129:  # 64 // channels a tile: narrower than a vector at the CPU's plans, not all
-        assert taken[0] == taken[1] and taken[0] in (0, 8), taken
+        assert set(taken) <= {0, 8}, taken
     else:
-        assert taken == [8, 8], taken
+        assert taken == [0 if math.prod(shape) % 8 else 8] * 5, taken
 
 
 def test_aligned_rows_in_64_bit_and_nan(monkeypatch, device):
-    """The aligned rows with 64-bit indices (forced) give the 32-bit results; a NaN makes its own channel's
-    statistics NaN and no other's, though its vector is read by the neighbouring runs too; the one-launch forward,
-    whose items the apply pass shares, reads the runs as they lie."""
-    monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": 64})
+    """The aligned rows with 64-bit indices (forced) give the 32-bit results, forward and backward; a NaN in x makes
+    its own channel's statistics NaN and no other's, though its vector is read by the neighbouring run too, and a
+    NaN in dy its own channel's dγ and dβ; the one-launch forward and backward, whose items a writing pass shares,
+    read the runs as they lie."""
+    monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": 64, "sums": 64})
     monkeypatch.setattr(config, "BN_RESIDENT", False)
-    x, w, b, rm, rv = _make((3, 5, 9, 11), False, torch.bfloat16, device, requires_grad=False)
-    y32 = fastnorm.batch_norm(x, rm.clone(), rv.clone(), w, b, True)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    x, w, b, rm, rv = _make((8, 5, 9, 11), False, torch.bfloat16, device, requires_grad=False)
+    dy = torch.randn(x.shape, generator=torch.Generator().manual_seed(3)).to(x.dtype).to(device)
+
+    def step(x, dy):
+        xg, wg, bg = (t.detach().clone().requires_grad_(True) for t in (x, w, b))
+        y = fastnorm.batch_norm(xg, rm.clone(), rv.clone(), wg, bg, True)
+        return (y, *torch.autograd.grad(y, (xg, wg, bg), dy))
+
+    out32 = step(x, dy)
     real_idx = K._idx
     monkeypatch.setattr(K, "_idx", lambda *a: tl.int64)
-    y64 = fastnorm.batch_norm(x, rm.clone(), rv.clone(), w, b, True)
-    assert torch.equal(y32, y64)
+    for name, a, e in zip(("y", "dx", "dw", "db"), step(x, dy), out32, strict=True):
+        assert torch.equal(a, e), name
     monkeypatch.setattr(K, "_idx", real_idx)
-    x[1, 2, 0, 0] = float("nan")  # the first element of a run: its vector holds the end of channel 1's run
-    packed = fastnorm.ops.batch_norm._local_stats(x, 5)
+    xn = x.clone()
+    xn[1, 2, 0, 0] = float("nan")  # the first element of a run: its vector holds the end of channel 1's run
+    packed = fastnorm.ops.batch_norm._local_stats(xn, 5)
     assert torch.isnan(packed[2]) and torch.isnan(packed[7])
     assert torch.isfinite(packed[[0, 1, 3, 4, 5, 6, 8, 9]]).all()
+    dyn = dy.clone()
+    dyn[1, 2, 0, 0] = float("nan")
+    _, _, dw, db = step(x, dyn)
+    assert torch.isnan(dw[2]) and torch.isnan(db[2])
+    assert torch.isfinite(dw[[0, 1, 3, 4]]).all() and torch.isfinite(db[[0, 1, 3, 4]]).all()
     taken = []
-    real = K._stats_view
-    monkeypatch.setattr(K, "_stats_view", lambda xv, fused: taken.append(real(xv, fused)[1]) or real(xv, fused))
+    real = K._reduction_view
+    monkeypatch.setattr(K, "_reduction_view", lambda *a: taken.append(real(*a)[1]) or real(*a))
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", True)
-    x[1, 2, 0, 0] = 0.5
     _check_bn(x.requires_grad_(True), w.requires_grad_(True), b, rm, rv, training=True)
-    assert taken == [0], taken
+    assert taken == [0], taken  # the forward's; the one-launch backward plans without it
+
+
+def test_aligned_rows_read_inside_the_tensor(monkeypatch):
+    """Every element the aligned rows load (the interpreter's masked loads, recorded) lies inside x: vectors that
+    overlap no run (S = 67, 69: a row's last vectors can lie past its run) are not loaded, nor is a last vector that
+    would overhang the tensor (N·C·S no multiple of 8: runs as they lie). Statistics and sums, tiles of 64 and 4096."""
+    if not K.INTERPRETER:
+        pytest.skip("records the interpreter's loads")
+    import triton.runtime.interpreter as interp
+
+    loads = []
+    real_load = interp.InterpreterBuilder.create_masked_load
+
+    def record(self, ptrs, mask, other, cache, volatile):
+        loads.append(ptrs.data[mask.data].astype(np.int64))
+        return real_load(self, ptrs, mask, other, cache, volatile)
+
+    monkeypatch.setattr(interp.InterpreterBuilder, "create_masked_load", record)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    for shape in ((8, 3, 67), (8, 1, 69), (1, 8, 3, 23), (3, 5, 67)):
+        for tile in (64, 4096):
+            monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": tile, "sums": tile})
+            x = torch.randn(shape).to(torch.bfloat16).requires_grad_(True)
+            dy = torch.randn(shape).to(torch.bfloat16)
+            loads.clear()
+            y = fastnorm.batch_norm(x, None, None, training=True)
+            torch.autograd.grad(y, x, dy)
+            for t in (x, dy):
+                lo, hi = t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
+                mine = [a[(a >= lo - 64) & (a < hi + 64)] for a in loads]  # this tensor's neighbourhood
+                assert all(((a >= lo) & (a < hi)).all() for a in mine), (shape, tile)
+
+
+def test_index_width_counts_inner_indices():
+    """``K._idx`` takes 64 bits where an inner index can pass 2³¹ though the element offsets do not: aligned rows of
+    a single channel (v = N·8·M > N·S) and the row layout (v = N·L), near 2³¹ elements."""
+    for shape in ((33030017, 1, 65), (50_000_000, 1, 33)):
+        xv = K.view(torch.empty(shape, dtype=torch.bfloat16, device="meta"))
+        rv, al, _, plan = K._reduction_view(xv, 2, "fused", True)
+        assert xv.x.numel() < 2**31 <= rv.v + plan.vpi, shape
+        assert K._idx(rv, plan.bs, plan.cb, plan.vpi) == tl.int64, shape
 
 
 def test_spatial_sizes_compiled_in_up_to_the_limit(monkeypatch, device):

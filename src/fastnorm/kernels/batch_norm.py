@@ -170,8 +170,10 @@ def _aligned_rows(c, w, C, S_RT, M_RT, MG, AL: tl.constexpr):
     of a channel is read as a row of AL·M_RT lanes (M_RT = ceil((S + AL − 1) / AL)) from the AL-aligned element at or
     before its start, so that runs of any S load as whole aligned vectors of AL elements (16 bytes) where an odd S
     allows no vector at all. Vector index w = n·M_RT + k -> (the [CB, AL, len(w)] tile's element offsets, the
-    [CB, len(w)] offsets of each vector's first element in its run, r0 in [−AL, S)): lane i of a vector is a real
-    element of its channel iff 0 <= r0 + i < S; the others belong to the neighbouring runs or lie past the tensor.
+    [CB, len(w)] offsets of each vector's first element in its run, r0 in [1 − AL, S + AL − 2]): lane i of a vector
+    is a real element of its channel iff 0 <= r0 + i < S; the others belong to the neighbouring runs. A vector with
+    r0 < S overlaps its run, so it lies inside the tensor when N·C·S is a multiple of AL (``_reduction_view``); the
+    callers load only those: a mask constant over each vector, which keeps the loads whole vectors.
     Each vector's image n = w // M_RT by the host's magic number MG for M_RT (``_quotient``); per element only its
     lane is added (the lanes lie along axis 1 in each thread's registers)."""
     n = _quotient(w, MG, 0) if w.dtype != tl.int64 else w // M_RT
@@ -251,7 +253,7 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
     (``_aligned_item_stats``).
     """
     if AL > 0:
-        return _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, S_RT, S_MG, AL, IDX, CB, BS, STAGES, ACC)
+        return _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, AL, IDX, CB, BS, STAGES, ACC)
     ar = tl.arange(0, BS).to(IDX)
     nfull = (v1 - v0) // BS
     mean_l = tl.zeros([CB, BS], ACC)
@@ -284,17 +286,16 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
 
 
 @triton.jit
-def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, S_RT, S_MG, AL: tl.constexpr, IDX: tl.constexpr,
+def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, AL: tl.constexpr, IDX: tl.constexpr,
                         CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, ACC: tl.constexpr):
     """``_item_stats`` over aligned rows of AL·M lanes (``_aligned_rows``; V = N·AL·M, v0 and v1 multiples of AL).
-    The loads take whole aligned vectors, masked only past the tensor's N·C·S elements (a mask constant over each
-    vector, so that they stay vectors); the real lanes differ from vector to vector, so a per-lane Welford state (one
-    count for all lanes) does not apply. Instead each vector's real lanes give its two-pass (count, mean, M2) of
-    x − shift in its thread's registers, merged with Chan's formula into a state per vector slot of the tile, and
-    the slots are merged once, at the end, in a fixed tree (``tl.reduce``): no reduction across threads per tile."""
+    The loads take the whole aligned vectors that overlap a run; the real lanes differ from vector to vector, so a
+    per-lane Welford state (one count for all lanes) does not apply. Instead each vector's real lanes give its
+    two-pass (count, mean, M2) of x − shift in its thread's registers, merged with Chan's formula into a state per
+    vector slot of the tile, and the slots are merged once, at the end, in a fixed tree (``tl.reduce``): no reduction
+    across threads per tile."""
     WB: tl.constexpr = BS // AL
     m_rt = (S_RT + 2 * AL - 2) // AL
-    numel = (V // (AL * m_rt)).to(IDX) * C * S_RT
     ar = tl.arange(0, WB).to(IDX)
     lane = tl.arange(0, AL)[None, :, None]
     w0 = v0 // AL
@@ -305,8 +306,8 @@ def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, S_RT, S_MG, AL: tl
     for t in tl.range(0, tl.cdiv(nw, WB), num_stages=STAGES):
         w = w0 + t * WB + ar
         off, r0 = _aligned_rows(c, w, C, S_RT, m_rt, S_MG, AL)
-        vm = cmask[:, None] & (w < w0 + nw)[None, :]  # [CB, WB]: vectors of this item's channels and range
-        xv = tl.load(x_ptr + off, mask=vm[:, None, :] & (off < numel), other=0.0).to(ACC) - shift[:, None, None]
+        vm = cmask[:, None] & (w < w0 + nw)[None, :] & (r0 < S_RT)  # [CB, WB]: vectors overlapping a run
+        xv = tl.load(x_ptr + off, mask=vm[:, None, :], other=0.0).to(ACC) - shift[:, None, None]
         m = vm[:, None, :] & ((r0[:, None, :] + lane).to(tl.uint32, bitcast=True) < S_RT)  # 0 <= r < S
         mf = tl.where(m, 1.0, 0.0)
         xz = tl.where(m, xv, 0.0)
@@ -320,7 +321,8 @@ def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, S_RT, S_MG, AL: tl
 @triton.jit
 def _chan_slot(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
     """``_chan`` with its weight n_b / n by the fast division (within 2 ulp: the merge of each vector into its slot,
-    the hot loop's; no change where the means agree, so a constant channel, all zeros after the shift, stays 0)."""
+    the hot loop's; no change where the means agree, so a constant channel, all zeros after the shift, stays 0). A
+    channel holding ±Inf gets NaN statistics, as the per-lane Welford states of ``_item_stats`` give it."""
     n = n_a + n_b
     w = tl.where(n_b > 0, tl.fdiv(n_b, tl.maximum(n, 1.0)), 0.0)
     delta = mean_b - mean_a
@@ -537,6 +539,7 @@ def _bn_fwd_fused_kernel(
     item of a sub-group merges it; the last sub-group of a channel block writes the block's final
     statistics (and running statistics); the last block of a group raises the group's ready flag.
     """
+    tl.static_assert(AL == 0 or MODE != 0, "aligned rows: not where the apply items share the statistics' extents")
     K = NCB_G * SPLIT
     STATS_ONLY: tl.constexpr = MODE == 1
     if MODE == 0:
@@ -838,6 +841,38 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     return tl.sum(sg, 1), tl.sum(sgx, 1)
 
 
+@triton.jit
+def _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1, C, S_RT, S_MG, AL: tl.constexpr,
+                      IDX: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr,
+                      ACC: tl.constexpr):
+    """``_bwd_tiles``' sums (Σg, Σg·x̂) over aligned rows of AL·M lanes (``_aligned_rows``; v0 and v1 multiples of AL):
+    dy, x (and y) load as the whole aligned vectors that overlap a run; the lanes outside their run are left out of
+    the per-lane sums, which are reduced once at the end. x̂ as in ``_bwd_tiles``."""
+    WB: tl.constexpr = BS // AL
+    m_rt = (S_RT + 2 * AL - 2) // AL
+    ctr, err = _two_sum(shift, mrel)
+    off_r = -err * rstd
+    ar = tl.arange(0, WB).to(IDX)
+    lane = tl.arange(0, AL)[None, :, None]
+    w0 = v0 // AL
+    nw = (v1 - v0) // AL
+    sg = tl.zeros([CB, AL, WB], ACC)
+    sgx = tl.zeros([CB, AL, WB], ACC)
+    for t in tl.range(0, tl.cdiv(nw, WB), num_stages=STAGES):
+        w = w0 + t * WB + ar
+        off, r0 = _aligned_rows(c, w, C, S_RT, m_rt, S_MG, AL)
+        vm = (cmask[:, None] & (w < w0 + nw)[None, :] & (r0 < S_RT))[:, None, :]  # vectors overlapping a run
+        m = vm & ((r0[:, None, :] + lane).to(tl.uint32, bitcast=True) < S_RT)  # 0 <= r < S
+        g = tl.load(dy_ptr + off, mask=vm, other=0.0).to(ACC)
+        if RELU:
+            g = tl.where(tl.load(y_ptr + off, mask=vm, other=1.0).to(ACC) <= 0, 0.0, g)
+        xh = (tl.load(x_ptr + off, mask=vm, other=0.0).to(ACC) - ctr[:, None, None]) * rstd[:, None, None] \
+            + off_r[:, None, None]
+        sg += tl.where(m, g, 0.0)
+        sgx += tl.where(m, g * xh, 0.0)
+    return tl.sum(tl.sum(sg, 1), 1), tl.sum(tl.sum(sgx, 1), 1)
+
+
 @triton.jit(do_not_specialize=["S_MG"])
 def _bn_bwd_fused_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
@@ -854,10 +889,13 @@ def _bn_bwd_fused_kernel(
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
     WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr,
-    PEERS: tl.constexpr, XB: tl.constexpr, TIMEOUT_NS: tl.constexpr,
+    PEERS: tl.constexpr, XB: tl.constexpr, TIMEOUT_NS: tl.constexpr, AL: tl.constexpr,
 ):
     """Backward with parameter sums. Partials part_ptr[2, C, SPLIT] then [2, C, NSUB]; sync and merge
     hierarchy as in the forward (sub-group, channel block, group).
+
+    AL > 0 (MODE 1): the sums read NCHW runs as aligned rows of AL-element vectors (``_aligned_bwd_sums``; S = −1,
+    S_RT the spatial size, S_MG the magic number of the rows' vectors per image, V = N·AL·M).
 
     Training: dx = w·invstd·(g - Σg/n - x̂·Σg·x̂/n), dz = g, n = cnt_hi + cnt_lo or, with PEERS (the group's
     count), read at count_ptr. Frozen: dx = w·invstd·g. Both write dw = Σg·x̂ (0 under FIX_GAMMA) and db = Σg
@@ -871,6 +909,7 @@ def _bn_bwd_fused_kernel(
     in rank order into sums_ptr (XB channels a step) and releases the dx items (collected). The R ranks may
     cut the channels into groups differently: the exchange covers all channels at once.
     """
+    tl.static_assert(AL == 0 or MODE == 1, "aligned rows: the sums-only launch alone (the others write dx)")
     K = NCB_G * SPLIT
     if PEERS:
         e = _epoch(flags_ptr, R, 1)
@@ -893,6 +932,9 @@ def _bn_bwd_fused_kernel(
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
                                  v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, True, False, DZ,
                                  ACC)
+        elif AL > 0:
+            sg, sgx = _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1, C, S_RT, S_MG, AL,
+                                        IDX, CB, BS, STAGES, RELU, ACC)
         else:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
                                  v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, False, False,
@@ -1328,8 +1370,12 @@ def _hilo(v: float) -> tuple[float, float]:
     return hi, float(v) - hi
 
 
-def _idx(xv: View, bs: int, cb: int) -> tl.dtype:
-    return tl.int64 if xv.x.numel() + 2 * bs * cb * xv.s >= 2**31 else tl.int32
+def _idx(xv: View, bs: int, cb: int, item: int) -> tl.dtype:
+    """The kernels' index dtype: int64 where an index they form can reach 2³¹ — an element offset (numel, a tile of
+    bs·cb elements of up to S beyond) or an inner index (up to V per channel, more than N·S in the row layout and
+    aligned rows, and an item's end v0 + ``item`` past it)."""
+    reach = max(xv.x.numel() + 2 * bs * cb * xv.s, xv.v + item + bs)
+    return tl.int64 if reach >= 2**31 else tl.int32
 
 
 def _peer_timeout_ns() -> int:
@@ -1406,7 +1452,7 @@ def _launch(launcher: _Launcher, loop: str, grid: int, args: tuple, meta: dict, 
     loop = config.batch_norm_loop(loop, xv.l, xv.x.element_size())
     s, s_rt, s_mg = _spatial(xv) if spatial is None else spatial
     launcher((grid,), (*args, s_rt, s_mg), {
-        **meta, "S": s, "FLAT": xv.flat, "L": xv.l, "IDX": _idx(xv, plan.bs, plan.cb), "ACC": _TL[acc],
+        **meta, "S": s, "FLAT": xv.flat, "L": xv.l, "IDX": _idx(xv, plan.bs, plan.cb, plan.vpi), "ACC": _TL[acc],
         "CB": plan.cb, "BS": plan.bs, "STAGES": config.BN_LOOP_STAGES[loop],
     }, plan.num_warps, None, maxnreg=config.BN_MAXNREG[loop] if acc == torch.float32 else None)
 
@@ -1419,20 +1465,25 @@ def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.Batc
                                   config.batch_norm_stats_wave(device, xv.flat, xv.l) if stats else None)
 
 
-def _stats_view(xv: View, fused: bool) -> tuple[View, int, tuple[int, int, int] | None, config.BatchNormPlan]:
-    """How the statistics pass reads ``xv`` (``fused``: sharing the one-launch forward's items with its apply,
-    which reads runs as they lie) -> (the view its plan is made for, the aligned-row vector AL or 0, its
-    (S, S_RT, S_MG) or None for ``_spatial``'s, the plan). Aligned rows (``_aligned_rows``) of AL·M lanes per image:
-    v = N·AL·M; S an argument (S = −1, S_RT = S) and S_MG the magic number of M — one compile serves every size;
-    not where a tile would be narrower than one vector (tiny tiles a test may set)."""
-    al = 0 if fused or xv.flat else config.batch_norm_aligned_rows(xv.x.element_size(), xv.s)
-    if al:
+def _reduction_view(xv: View, streams: int, kind: str, aligned: bool
+                    ) -> tuple[View, int, tuple[int, int, int] | None, config.BatchNormPlan]:
+    """How a reduction pass reads ``xv`` — the training forward's statistics (``kind`` "fused", forward) or the
+    backward's sums ("sums"), ``streams`` bytes an element re-read (the plan's) — with ``aligned`` rows allowed (not
+    where the launch's items are shared with a pass that writes: the one-launch forward, the one-launch backward) ->
+    (the view its plan is made for, the aligned-row vector AL or 0, its (S, S_RT, S_MG) or None for ``_spatial``'s,
+    the plan). Aligned rows (``_aligned_rows``, ``config.BN_ALIGNED_ROWS``) of AL·M lanes per image: v = N·AL·M; S an
+    argument (S = −1, S_RT = S) and S_MG the magic number of M — one compile serves every size; not where N·C·S is
+    no multiple of AL (the last vector would overhang the tensor) nor where a tile would be narrower than one vector
+    (tiny tiles a test may set)."""
+    direction = "bwd" if kind == "sums" else "fwd"
+    al = config.batch_norm_aligned_rows(xv.x.element_size(), xv.s) if aligned and not xv.flat else 0
+    if al and xv.x.numel() % al == 0:  # (then every vector overlapping a run lies inside the tensor)
         m = -(-(xv.s + al - 1) // al)
-        sv = xv._replace(v=xv.count // xv.s * al * m, l=0)
-        plan = _plan(sv, xv.x.element_size(), "fused", "fwd")
+        rv = xv._replace(v=xv.count // xv.s * al * m, l=0)
+        plan = _plan(rv, streams, kind, direction)
         if plan.bs >= al:
-            return sv, al, (-1, xv.s, _divisor_magic(m)), plan
-    return xv, 0, None, _plan(xv, xv.x.element_size(), "fused", "fwd")
+            return rv, al, (-1, xv.s, _divisor_magic(m)), plan
+    return xv, 0, None, _plan(xv, streams, kind, direction)
 
 
 def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, running_var, nbt,
@@ -1456,7 +1507,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
     fused = config.batch_norm_train_fused("fwd", xv.x.numel())
-    sv, al, spatial, plan = _stats_view(xv, fused)
+    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", not fused)
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split
@@ -1500,7 +1551,7 @@ def _forward_resident(xv: View, y, z, weight, bias, shift, mrel, rstd, running_m
             xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
             c, xv.v, plan.split, *scalars, s_rt, s_mg,
         ), dict(
-            S=s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
+            S=s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb, plan.vp), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
             MS=plan.ms, SERIAL=INTERPRETER, HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None,
             RELU=relu, FIX_GAMMA=fix_gamma, UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none,
         ), plan.num_warps, 1, cooperative=True)
@@ -1518,7 +1569,7 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     written into ``out`` (dense, [2C + 1]) when given."""
     acc = _acc(xv.x.dtype)
     c = xv.c
-    sv, al, spatial, plan = _stats_view(xv, False)  # the training forward's statistics pass
+    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", True)  # the forward's statistics
     dev = xv.x.device
     packed = torch.empty(2 * c + 1, dtype=acc, device=dev) if out is None else out
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
@@ -1641,11 +1692,14 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     """One launch of the fused backward kernel (``mode`` as its MODE); with ``peers``, its exchange (then every
     sums item is scheduled before any dx item: LAG = the number of groups)."""
     acc = _acc(xv.x.dtype)
-    c, v = xv.c, xv.v
+    c = xv.c
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
     train = mode == _BWD_MODE["train"]
     kind = "fused" if train else "sums" if mode == _BWD_MODE["sums"] else "stream"
-    plan = _plan(xv, streams, kind, "bwd")
+    if kind == "sums":
+        sv, al, spatial, plan = _reduction_view(xv, streams, kind, True)
+    else:
+        sv, al, spatial, plan = xv, 0, None, _plan(xv, streams, kind, "bwd")
     dev = xv.x.device
     sums = _scratch(2 * c, acc, dev)
     part = _scratch(2 * c * (plan.split + plan.nsub), acc, dev)
@@ -1657,15 +1711,15 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
         peers.ptrs, peers.flags, peers.rank, peers.world, peers.flags_at, peers.sums_at)
     _launch(_bwd_fused, "bwd", grid, (
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync, count, *pa,
-        c, v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag if peers is None else plan.groups,
-        ch, cl, eh, el,
+        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g,
+        plan.lag if peers is None else plan.groups, ch, cl, eh, el,
     ), dict(
         MSUB=plan.msub, MS=plan.ms, MODE=mode,
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
         DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None,
         PEERS=peers is not None, XB=1 if peers is None else _peer_block(c),
-        TIMEOUT_NS=0 if peers is None else _peer_timeout_ns(),
-    ), xv, plan)
+        TIMEOUT_NS=0 if peers is None else _peer_timeout_ns(), AL=al,
+    ), sv, plan, spatial)
     return sums
 
 

@@ -645,26 +645,28 @@ def batch_norm_train_fused(direction: str, numel: int) -> bool:
     return direction == "bwd" and numel <= BN_FUSED_BWD_MAX_ELEMS
 
 
-#: The statistics pass over NCHW x (the training forward's first launch, SyncBatchNorm's statistics) reads each
-#: image's run of a channel as an aligned row (``kernels.batch_norm._aligned_rows``: whole 16-byte vectors from the
-#: aligned element at or before the run's start, the neighbouring runs' elements masked out) when x has elements of a
-#: size listed here and S's power-of-two factor is at most the value (the one-launch forward excepted: its items are
-#: shared with its apply pass). Runs of an odd S otherwise load one element at a time, and 16-bit elements so loaded
-#: are not staged through shared memory at all (cp.async moves 4 bytes or more): the tile loop waits on every load,
-#: at 19 sm_90 instructions an element (10 where S has a factor 16), half of them forming indices; aligned rows take
-#: 20 (their masks and per-vector statistics) but keep the loads in flight. Measured on the H200 (NOTES.md, session 23;
-#: CUDA-graph replays, % of copy, runs as they lie -> aligned rows), statistics alone / training forward, bf16: 75²
-#: 30.6 -> 34.9 / 35.1 -> 37.4, 147² 38.0 -> 44.4 / 40.1 -> 43.2, 35² 19.3 -> 21.9 / 25.6 -> 28.0, 17² 15.6 -> 18.3 /
-#: 16.2 -> 17.6; not fp32 (75² statistics 32.5 -> 37.4 µs: its 4-byte loads already pipeline) nor S with a factor 2
-#: (25×38: 22.1 -> 21.7 in a first form). BN_ALIGNED_ROWS_MIN_S: the smallest S so read (smaller ones take the row
-#: layout, BN_ROW_LANES_MAX).
+#: The reductions over NCHW x — the training forward's statistics (its first launch; SyncBatchNorm's statistics) and
+#: the backward's sums (the two-launch backward's first launch; SyncBatchNorm's local sums) — read each image's run of
+#: a channel as an aligned row (``kernels.batch_norm._aligned_rows``: whole 16-byte vectors from the aligned element
+#: at or before the run's start, the neighbouring runs' elements masked out) when x has elements of a size listed here
+#: and S's power-of-two factor is at most the value; not where the launch's items are shared with a pass that writes
+#: (the one-launch forward and backward), nor where N·C·S is no multiple of the vector. Runs of an odd S otherwise
+#: load one element at a time, and 16-bit elements so loaded are not staged through shared memory at all (cp.async
+#: moves 4 bytes or more): the tile loop waits on every load, at 19 sm_90 instructions an element (10 where S has a
+#: factor 16), half of them forming indices; aligned rows take 21 (their masks and per-vector statistics) but keep
+#: the loads in flight. Measured on the H200 (NOTES.md, session 23; CUDA-graph replays, % of copy, runs as they lie
+#: -> aligned rows; calls 5 and 8), bf16 training forward: 75² 35.0 -> 37.0, 147² 39.9 -> 42.6, 35² 25.2 -> 26.8,
+#: 17² 16.2 -> 17.6 (the statistics alone 30.6 -> 34.9, 38.0 -> 44.4, 19.3 -> 21.9, 15.6 -> 18.3); training
+#: backward: 75² 31.2 -> 38.9, 147² 39.2 -> 43.0 (35², 17²: the one-launch backward). Not fp32 (75² statistics
+#: 32.5 -> 37.4 µs: its 4-byte loads already pipeline) nor S with a factor 2 (25×38: 22.1 -> 21.7 in a first form).
+#: BN_ALIGNED_ROWS_MIN_S: the smallest S so read (smaller ones take the row layout, BN_ROW_LANES_MAX).
 BN_ALIGNED_ROWS = {2: 1}
 BN_ALIGNED_ROWS_MIN_S = BN_ROW_LANES_MAX + 1
 
 
 def batch_norm_aligned_rows(x_size: int, s: int) -> int:
-    """Elements per aligned vector of the NCHW statistics pass over runs of ``s`` elements of ``x_size`` bytes
-    (BN_ALIGNED_ROWS), or 0 to read the runs as they lie."""
+    """Elements per aligned vector of the NCHW reductions (statistics, sums) over runs of ``s`` elements of ``x_size``
+    bytes (BN_ALIGNED_ROWS), or 0 to read the runs as they lie."""
     if s < BN_ALIGNED_ROWS_MIN_S or (s & -s) > BN_ALIGNED_ROWS.get(x_size, 0):
         return 0
     return 16 // x_size
