@@ -166,16 +166,18 @@ def _divided(v, D: tl.constexpr, D_RT, MG, RUNS: tl.constexpr):
 
 @triton.jit
 def _aligned_rows(c, w, C, S_RT, M_RT, MG, AL: tl.constexpr):
-    """The NCHW statistics pass's aligned rows (``config.BN_ALIGNED_ROWS``): each image's run of S = S_RT elements
-    of a channel is read as a row of AL·M_RT lanes (M_RT = ceil((S + AL − 1) / AL)) from the AL-aligned element at or
-    before its start, so that runs of any S load as whole aligned vectors of AL elements (16 bytes) where an odd S
-    allows no vector at all. Vector index w = n·M_RT + k -> (the [CB, AL, len(w)] tile's element offsets, the
-    [CB, len(w)] offsets of each vector's first element in its run, r0 in [1 − AL, S + AL − 2]): lane i of a vector
-    is a real element of its channel iff 0 <= r0 + i < S; the others belong to the neighbouring runs. A vector with
-    r0 < S overlaps its run, so it lies inside the tensor when N·C·S is a multiple of AL (``_reduction_view``); the
-    callers load only those: a mask constant over each vector, which keeps the loads whole vectors.
-    Each vector's image n = w // M_RT by the host's magic number MG for M_RT (``_quotient``); per element only its
-    lane is added (the lanes lie along axis 1 in each thread's registers)."""
+    """The NCHW reductions' aligned rows (``config.BN_ALIGNED_ROWS``; the statistics, the backward's sums): each
+    image's run of S = S_RT elements of a channel is read as a row of AL·M_RT lanes (M_RT = ceil((S + AL − 1) / AL))
+    from the AL-aligned element at or before its start, so that runs of any S load as whole aligned vectors of AL
+    elements (16 bytes) where an odd S allows no vector at all.
+
+    Vector index w = n·M_RT + k -> (the [CB, AL, len(w)] tile's element offsets, the [CB, len(w)] offsets r0 of each
+    vector's first element in its run, in [1 − AL, S + AL − 2]): lane i of a vector is a real element of its channel
+    iff 0 <= r0 + i < S; the others belong to the neighbouring runs. A vector with r0 < S overlaps its run, so it
+    lies inside the tensor when N·C·S is a multiple of AL (``_reduction_view``); the callers load only those, by a
+    mask constant over each vector, which keeps the loads whole vectors. Each vector's image n = w // M_RT by the
+    host's magic number MG for M_RT (``_quotient``); per element only its lane is added (the lanes lie along axis 1
+    in each thread's registers)."""
     n = _quotient(w, MG, 0) if w.dtype != tl.int64 else w // M_RT
     start = (n[None, :] * C + c[:, None]) * S_RT
     first = (start & -AL) + ((w - n * M_RT) * AL)[None, :]
