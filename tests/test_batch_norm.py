@@ -855,6 +855,14 @@ def test_spatial_size_as_an_argument_gives_the_same_bits(monkeypatch, mode, shap
         assert torch.equal(a, e), name
 
 
+def _record_aligned(monkeypatch) -> list:
+    """The aligned-row vector (0: runs as they lie) of every launch planned by ``K._reduction_view``, in order."""
+    taken = []
+    real = K._reduction_view
+    monkeypatch.setattr(K, "_reduction_view", lambda *a: taken.append(real(*a)[1]) or real(*a))
+    return taken
+
+
 def test_aligned_rows_rule():
     """The NCHW statistics pass reads aligned rows (config.BN_ALIGNED_ROWS) for 16-bit x at an odd S past the row
     layout's sizes, in 16-byte vectors; not for 4-byte x, an even S or S <= BN_ROW_LANES_MAX."""
@@ -886,9 +894,7 @@ def test_aligned_rows_against_reference(monkeypatch, shape, dtype, tile, device)
     monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": tile, "sums": tile})
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
-    taken = []
-    real = K._reduction_view
-    monkeypatch.setattr(K, "_reduction_view", lambda *a: taken.append(real(*a)[1]) or real(*a))
+    taken = _record_aligned(monkeypatch)
     x, w, b, rm, rv = _make(shape, False, dtype, device, requires_grad=False)
     x = x.detach().clone()
     big = 1e4 if dtype == torch.bfloat16 else 1e3  # (float16 ends at 65504)
@@ -948,12 +954,10 @@ def test_aligned_rows_in_64_bit_and_nan(monkeypatch, device):
     _, _, dw, db = step(x, dyn)
     assert torch.isnan(dw[2]) and torch.isnan(db[2])
     assert torch.isfinite(dw[[0, 1, 3, 4]]).all() and torch.isfinite(db[[0, 1, 3, 4]]).all()
-    taken = []
-    real = K._reduction_view
-    monkeypatch.setattr(K, "_reduction_view", lambda *a: taken.append(real(*a)[1]) or real(*a))
+    taken = _record_aligned(monkeypatch)
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", True)
     _check_bn(x.requires_grad_(True), w.requires_grad_(True), b, rm, rv, training=True)
-    assert taken == [0], taken  # the forward's; the one-launch backward plans without it
+    assert taken == [0, 0], taken  # the one-launch forward's and backward's
 
 
 def test_aligned_rows_read_inside_the_tensor(monkeypatch):
@@ -1003,9 +1007,7 @@ def test_aligned_rows_at_an_unaligned_start(monkeypatch, device):
     loads) through the aligned rows: the training forward and backward against the reference."""
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
-    taken = []
-    real = K._reduction_view
-    monkeypatch.setattr(K, "_reduction_view", lambda *a: taken.append(real(*a)[1]) or real(*a))
+    taken = _record_aligned(monkeypatch)
     shape = (8, 3, 9, 11)
     _, w, b, rm, rv = _make(shape, False, torch.bfloat16, device)
     storage = torch.randn(math.prod(shape) + 1, generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
@@ -1020,7 +1022,7 @@ def test_index_width_counts_inner_indices():
     a single channel (v = N·8·M > N·S) and the row layout (v = N·L), near 2³¹ elements."""
     for shape in ((33030017, 1, 65), (50_000_000, 1, 33)):
         xv = K.view(torch.empty(shape, dtype=torch.bfloat16, device="meta"))
-        rv, al, _, plan = K._reduction_view(xv, 2, "fused", True)
+        rv, al, _, plan = K._reduction_view(xv, 2, "fused", "fwd", True)
         assert xv.x.numel() < 2**31 <= rv.v + plan.vpi, shape
         assert K._idx(rv, plan.bs, plan.cb, plan.vpi) == tl.int64, shape
 

@@ -165,24 +165,29 @@ def _divided(v, D: tl.constexpr, D_RT, MG, RUNS: tl.constexpr):
 
 
 @triton.jit
-def _aligned_rows(c, w, C, S_RT, M_RT, MG, AL: tl.constexpr):
+def _aligned_rows(c, cmask, w, w_end, C, S_RT, MG, AL: tl.constexpr):
     """The NCHW reductions' aligned rows (``config.BN_ALIGNED_ROWS``; the statistics, the backward's sums): each
-    image's run of S = S_RT elements of a channel is read as a row of AL·M_RT lanes (M_RT = ceil((S + AL − 1) / AL))
-    from the AL-aligned element at or before its start, so that runs of any S load as whole aligned vectors of AL
-    elements (16 bytes) where an odd S allows no vector at all.
+    image's run of S = S_RT elements of a channel is read as a row of AL·M lanes (M = ceil((S + AL − 1) / AL)) from
+    the AL-aligned element at or before its start, so that runs of any S load as whole aligned vectors of AL elements
+    (16 bytes) where an odd S allows no vector at all.
 
-    Vector index w = n·M_RT + k -> (the [CB, AL, len(w)] tile's element offsets, the [CB, len(w)] offsets r0 of each
-    vector's first element in its run, in [1 − AL, S + AL − 2]): lane i of a vector is a real element of its channel
-    iff 0 <= r0 + i < S; the others belong to the neighbouring runs. A vector with r0 < S overlaps its run, so it
-    lies inside the tensor when N·C·S is a multiple of AL (``_reduction_view``); the callers load only those, by a
-    mask constant over each vector, which keeps the loads whole vectors. Each vector's image n = w // M_RT by the
-    host's magic number MG for M_RT (``_quotient``); per element only its lane is added (the lanes lie along axis 1
-    in each thread's registers)."""
-    n = _quotient(w, MG, 0) if w.dtype != tl.int64 else w // M_RT
+    Vectors w (w = n·M + k, those below ``w_end``) of channels ``c`` -> the [CB, AL, len(w)] tile's element offsets,
+    the [CB, len(w)] offsets r0 of each vector's first element in its run (in [1 − AL, S + AL − 2]), the vectors to
+    load ([CB, len(w)]) and the real elements ([CB, AL, len(w)]). Lane i of a vector is a real element of its channel
+    iff 0 <= r0 + i < S; the others belong to the neighbouring runs. A vector with r0 < S overlaps its run, so it lies
+    inside the tensor when N·C·S is a multiple of AL (``_reduction_view``): only those are loaded, by a mask constant
+    over each vector, which keeps the loads whole vectors. Each vector's image n = w // M by the host's magic number
+    MG for M (``_quotient``); per element only its lane is added (the lanes lie along axis 1 in each thread's
+    registers)."""
+    m_rt = (S_RT + 2 * AL - 2) // AL
+    n = _quotient(w, MG, 0) if w.dtype != tl.int64 else w // m_rt
     start = (n[None, :] * C + c[:, None]) * S_RT
-    first = (start & -AL) + ((w - n * M_RT) * AL)[None, :]
-    off = tl.multiple_of(first[:, None, :], [AL, AL, AL]) + tl.arange(0, AL)[None, :, None].to(w.dtype)
-    return off, (first - start).to(tl.int32)
+    first = (start & -AL) + ((w - n * m_rt) * AL)[None, :]
+    lane = tl.arange(0, AL)[None, :, None]
+    off = tl.multiple_of(first[:, None, :], [AL, AL, AL]) + lane.to(w.dtype)
+    r0 = (first - start).to(tl.int32)
+    vm = cmask[:, None] & (w < w_end)[None, :] & (r0 < S_RT)
+    return off, r0, vm, vm[:, None, :] & ((r0[:, None, :] + lane).to(tl.uint32, bitcast=True) < S_RT)
 
 
 @triton.jit
@@ -297,20 +302,13 @@ def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, AL: tl.co
     vector slot of the tile, and the slots are merged once, at the end, in a fixed tree (``tl.reduce``): no reduction
     across threads per tile."""
     WB: tl.constexpr = BS // AL
-    m_rt = (S_RT + 2 * AL - 2) // AL
     ar = tl.arange(0, WB).to(IDX)
-    lane = tl.arange(0, AL)[None, :, None]
-    w0 = v0 // AL
-    nw = (v1 - v0) // AL
     n_s = tl.zeros([CB, WB], ACC)
     mean_s = tl.zeros([CB, WB], ACC)
     m2_s = tl.zeros([CB, WB], ACC)
-    for t in tl.range(0, tl.cdiv(nw, WB), num_stages=STAGES):
-        w = w0 + t * WB + ar
-        off, r0 = _aligned_rows(c, w, C, S_RT, m_rt, S_MG, AL)
-        vm = cmask[:, None] & (w < w0 + nw)[None, :] & (r0 < S_RT)  # [CB, WB]: vectors overlapping a run
+    for ws in tl.range(v0 // AL, v1 // AL, WB, num_stages=STAGES):
+        off, r0, vm, m = _aligned_rows(c, cmask, ws + ar, v1 // AL, C, S_RT, S_MG, AL)
         xv = tl.load(x_ptr + off, mask=vm[:, None, :], other=0.0).to(ACC) - shift[:, None, None]
-        m = vm[:, None, :] & ((r0[:, None, :] + lane).to(tl.uint32, bitcast=True) < S_RT)  # 0 <= r < S
         mf = tl.where(m, 1.0, 0.0)
         xz = tl.where(m, xv, 0.0)
         nv = tl.where(vm, tl.maximum(tl.minimum(S_RT - r0, AL) - tl.maximum(-r0, 0), 0), 0).to(ACC)
@@ -851,24 +849,18 @@ def _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1,
     dy, x (and y) load as the whole aligned vectors that overlap a run; the lanes outside their run are left out of
     the per-lane sums, which are reduced once at the end. x̂ as in ``_bwd_tiles``."""
     WB: tl.constexpr = BS // AL
-    m_rt = (S_RT + 2 * AL - 2) // AL
     ctr, err = _two_sum(shift, mrel)
     off_r = -err * rstd
     ar = tl.arange(0, WB).to(IDX)
-    lane = tl.arange(0, AL)[None, :, None]
-    w0 = v0 // AL
-    nw = (v1 - v0) // AL
     sg = tl.zeros([CB, AL, WB], ACC)
     sgx = tl.zeros([CB, AL, WB], ACC)
-    for t in tl.range(0, tl.cdiv(nw, WB), num_stages=STAGES):
-        w = w0 + t * WB + ar
-        off, r0 = _aligned_rows(c, w, C, S_RT, m_rt, S_MG, AL)
-        vm = (cmask[:, None] & (w < w0 + nw)[None, :] & (r0 < S_RT))[:, None, :]  # vectors overlapping a run
-        m = vm & ((r0[:, None, :] + lane).to(tl.uint32, bitcast=True) < S_RT)  # 0 <= r < S
-        g = tl.load(dy_ptr + off, mask=vm, other=0.0).to(ACC)
+    for ws in tl.range(v0 // AL, v1 // AL, WB, num_stages=STAGES):
+        off, _, vm, m = _aligned_rows(c, cmask, ws + ar, v1 // AL, C, S_RT, S_MG, AL)
+        lm = vm[:, None, :]
+        g = tl.load(dy_ptr + off, mask=lm, other=0.0).to(ACC)
         if RELU:
-            g = tl.where(tl.load(y_ptr + off, mask=vm, other=1.0).to(ACC) <= 0, 0.0, g)
-        xh = (tl.load(x_ptr + off, mask=vm, other=0.0).to(ACC) - ctr[:, None, None]) * rstd[:, None, None] \
+            g = tl.where(tl.load(y_ptr + off, mask=lm, other=1.0).to(ACC) <= 0, 0.0, g)
+        xh = (tl.load(x_ptr + off, mask=lm, other=0.0).to(ACC) - ctr[:, None, None]) * rstd[:, None, None] \
             + off_r[:, None, None]
         sg += tl.where(m, g, 0.0)
         sgx += tl.where(m, g * xh, 0.0)
@@ -1467,17 +1459,16 @@ def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.Batc
                                   config.batch_norm_stats_wave(device, xv.flat, xv.l) if stats else None)
 
 
-def _reduction_view(xv: View, streams: int, kind: str, aligned: bool
+def _reduction_view(xv: View, streams: int, kind: str, direction: str, aligned: bool
                     ) -> tuple[View, int, tuple[int, int, int] | None, config.BatchNormPlan]:
-    """How a reduction pass reads ``xv`` — the training forward's statistics (``kind`` "fused", forward) or the
-    backward's sums ("sums"), ``streams`` bytes an element re-read (the plan's) — with ``aligned`` rows allowed (not
-    where the launch's items are shared with a pass that writes: the one-launch forward, the one-launch backward) ->
+    """How a launch of ``_plan``'s ``kind`` and ``direction`` reads ``xv`` (``streams`` bytes an element re-read),
+    with ``aligned`` rows allowed — for the reductions alone, the training forward's statistics and the backward's
+    sums, and not where the launch's items are shared with a pass that writes (the one-launch forward) ->
     (the view its plan is made for, the aligned-row vector AL or 0, its (S, S_RT, S_MG) or None for ``_spatial``'s,
     the plan). Aligned rows (``_aligned_rows``, ``config.BN_ALIGNED_ROWS``) of AL·M lanes per image: v = N·AL·M; S an
     argument (S = −1, S_RT = S) and S_MG the magic number of M — one compile serves every size; not where N·C·S is
     no multiple of AL (the last vector would overhang the tensor) nor where a tile would be narrower than one vector
     (tiny tiles a test may set)."""
-    direction = "bwd" if kind == "sums" else "fwd"
     al = config.batch_norm_aligned_rows(xv.x.element_size(), xv.s) if aligned and not xv.flat else 0
     if al and xv.x.numel() % al == 0:  # (then every vector overlapping a run lies inside the tensor)
         m = -(-(xv.s + al - 1) // al)
@@ -1509,7 +1500,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
     fused = config.batch_norm_train_fused("fwd", xv.x.numel())
-    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", not fused)
+    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", not fused)
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split
@@ -1571,7 +1562,7 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     written into ``out`` (dense, [2C + 1]) when given."""
     acc = _acc(xv.x.dtype)
     c = xv.c
-    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", True)  # the forward's statistics
+    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", True)  # the statistics pass
     dev = xv.x.device
     packed = torch.empty(2 * c + 1, dtype=acc, device=dev) if out is None else out
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
@@ -1698,10 +1689,7 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
     train = mode == _BWD_MODE["train"]
     kind = "fused" if train else "sums" if mode == _BWD_MODE["sums"] else "stream"
-    if kind == "sums":
-        sv, al, spatial, plan = _reduction_view(xv, streams, kind, True)
-    else:
-        sv, al, spatial, plan = xv, 0, None, _plan(xv, streams, kind, "bwd")
+    sv, al, spatial, plan = _reduction_view(xv, streams, kind, "bwd", kind == "sums")
     dev = xv.x.device
     sums = _scratch(2 * c, acc, dev)
     part = _scratch(2 * c * (plan.split + plan.nsub), acc, dev)
