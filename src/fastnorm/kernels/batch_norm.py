@@ -473,9 +473,8 @@ def _channel_center(mean_ptr, mrel_ptr, c, cmask, HAS_MREL: tl.constexpr, CB: tl
 @triton.jit
 def _pass_item(C, V, VPI, CB: tl.constexpr, IDX: tl.constexpr, REV: tl.constexpr):
     """The one-pass kernels' item of this program -> (chunk j, channels c, their mask, inner range [v0, v1)). REV: the
-    programs take the chunks from the last down (``config.BN_SECOND_PASS_REVERSE``), a short last chunk still last
-    (the launch's last programs the quick ones, as in the ascending order); each chunk's tiles stay ascending
-    (descending tiles lost 11% of the training backward's dx pass at bf16 NCHW 256×1024×14² on the H200)."""
+    programs take the chunks from the last down (``config.BN_APPLY_REVERSE``), a short last chunk still last
+    (the launch's last programs the quick ones, as in the ascending order); each chunk's tiles stay ascending."""
     pid = tl.program_id(0)
     ncb = tl.cdiv(C, CB)
     j = pid // ncb
@@ -667,7 +666,7 @@ def _bn_apply_flat_kernel(
     HAS_B: tl.constexpr, FIX_GAMMA: tl.constexpr, HAS_Z: tl.constexpr, RELU: tl.constexpr, REV: tl.constexpr,
 ):
     """The one-pass forward (``_bn_apply_kernel``'s y) as a flat pointwise kernel over a dense x, BLOCK consecutive
-    elements a program (REV: the last block first, ``config.BN_SECOND_PASS_REVERSE``): element i belongs to channel
+    elements a program (REV: the last block first, ``config.BN_APPLY_REVERSE``): element i belongs to channel
     (i // S) % C (NCHW) or i % C (FLAT: channels-last rows), S and C compiled in (divisions by constants), or in NCHW
     with S < 0 and C = −1 as arguments: S = −S·S_RT as the tile kernels take it and C = C_RT, with their magic numbers
     S_MG and C_MG (past ``config.BN_SPATIAL_COMPILED`` sizes, ``_spatial``; quotients by ``_divided``). A program
@@ -1030,11 +1029,11 @@ def _bn_bwd_dx_kernel(
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
-    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr, REV: tl.constexpr,
+    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
 ):
     """One pass of dx (and dz = g): TRAIN from given sums sums_ptr[2, C] and count (a float, or a device
-    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g. REV: the chunks from the last down (``_pass_item``)."""
-    _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX, REV)
+    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g."""
+    _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX, False)
     if TRAIN:
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0).to(ACC)
         fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0).to(ACC)
@@ -1527,7 +1526,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     ), sv, plan, spatial)
     if not fused:
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
-              save=False, reverse=config.BN_SECOND_PASS_REVERSE)
+              save=False, reverse=config.BN_APPLY_REVERSE)
     return shift, mrel, rstd
 
 
@@ -1595,7 +1594,7 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
           fix_gamma: bool, relu: bool, save: bool, reverse: bool = False):
     """One pass y = act(w·((x - mean) - mrel)·invstd + b + z) (invstd = 1/sqrt(sd + eps) when ``is_var``).
     With ``save`` returns (mean, invstd) copies in the accumulation dtype for the backward; ``reverse``: x walked
-    from its end (``config.BN_SECOND_PASS_REVERSE``)."""
+    from its end (``config.BN_APPLY_REVERSE``)."""
     acc = _acc(xv.x.dtype)
     c, v = xv.c, xv.v
     save_mean = torch.empty(c, dtype=acc, device=y.device) if save else None
@@ -1675,7 +1674,7 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
         sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
                         fix_gamma=fix_gamma, relu=relu, dw=dw, db=db)
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
-                    eps=eps, fix_gamma=fix_gamma, relu=relu, reverse=config.BN_SECOND_PASS_REVERSE)
+                    eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
                             eps=eps, fix_gamma=fix_gamma, relu=relu)
@@ -1726,10 +1725,9 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
 
 
 def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *, train: bool, is_var: bool,
-                eps: float, fix_gamma: bool, relu: bool, reverse: bool = False) -> None:
+                eps: float, fix_gamma: bool, relu: bool) -> None:
     """One pass of dx (and dz = g): training from the given sums [2, C] and ``count`` (a number or a device
-    scalar tensor), or frozen dx = w·invstd·g; ``reverse``: the tensors walked from their end
-    (``config.BN_SECOND_PASS_REVERSE``)."""
+    scalar tensor), or frozen dx = w·invstd·g."""
     c, v = xv.c, xv.v
     plan = _plan(xv, 1, "dx" if train else "stream", "bwd")
     ncb = -(-c // plan.cb)
@@ -1741,7 +1739,7 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
         c, v, plan.vpi, plan.split, ch, cl, eh, el,
     ), dict(
         TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
-        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None, REV=reverse,
+        HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
     ), xv, plan)
 
 

@@ -577,13 +577,14 @@ BN_DX_LARGE_TILE = 4096
 #: flat): fp32 evaluation NCHW 7² 71.1 -> 84.7, 14² 93.5 -> 96.3, CL 56² 94.9 -> 96.4; bf16 NCHW 14² 87.7 -> 92.2, 56²
 #: 90.8 -> 92.6, 8×256×128² 87.6 -> 86.8; training forward +0.2..+4.8.
 BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
-#: The second launch of a two-launch training pass — the forward's apply after its statistics, the backward's dx after
-#: its sums — takes its chunks (flat blocks) from the tensor's end down (``kernels.batch_norm._pass_item``): the first
-#: launch's items end in their last images, so what it read last, still in L2, is read first. Measured on the H200
-#: (NOTES.md, session 24; CUDA-graph replays): +0.1..+2 points of copy where tensors are 50-200 MB, NCHW (fp32
-#: 32×512×28² forward 44.0 -> 46.0, bf16 8×256×128² backward 50.7 -> 52.7); each chunk's tiles descending too lost 11%
-#: of the dx pass at bf16 256×1024×14². (A copy after a read of the same 103 MB is 5% faster descending.)
-BN_SECOND_PASS_REVERSE = True
+#: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
+#: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
+#: still in L2, is read first. Measured (NOTES.md, session 24; CUDA-graph replays, training forward, % of copy):
+#: H200 +0.3..+2 at 50-200 MB NCHW tensors (fp32 32×512×28² 44.2 -> 46.2, bf16 256×256×28² 52.7 -> 53.4), −0.5 at
+#: 2×256×200×304; H100 fp32 32×512×28² 50.8 -> 53.2, bf16 8×256×128² 52.9 -> 53.8. The backward's dx pass keeps the
+#: ascending order: reversed it gained up to 2 points on the H200 but took 28% longer at bf16 32×64×147² on the H100
+#: (100.7 -> 128.7 µs, not explained), and with each chunk's tiles descending too it lost 11% at 256×1024×14² (H200).
+BN_APPLY_REVERSE = True
 BN_WARPS = 8
 #: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
 #: as one wave of at most this many items per multiprocessor, each as large as that allows: its programs (8 warps,
