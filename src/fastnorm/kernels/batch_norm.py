@@ -670,11 +670,10 @@ def _bn_apply_flat_kernel(
     (i // S) % C (NCHW) or i % C (FLAT: channels-last rows), S and C compiled in (divisions by constants), or in NCHW
     with S < 0 and C = −1 as arguments: S = −S·S_RT as the tile kernels take it and C = C_RT, with their magic numbers
     S_MG and C_MG (past ``config.BN_SPATIAL_COMPILED`` sizes, ``_spatial``; quotients by ``_divided``). A program
-    first forms the per-channel
-    values of the WIN channel slots its block can touch — NCHW: the runs q = i // S from its first one, q0, on; FLAT:
-    every channel (WIN >= C) — as ``_bn_apply_kernel`` forms them per item, then gathers each element's from
-    registers. SAVE: each channel's mean and invstd are written out once for the backward, by the program holding the
-    start of the channel's run in image 0 (NCHW; FLAT: the first block)."""
+    first forms the per-channel values of the WIN channel slots its block can touch — NCHW: the runs q = i // S from
+    its first one, q0, on; FLAT: every channel (WIN >= C) — as ``_bn_apply_kernel`` forms them per item, then gathers
+    each element's from registers. SAVE: each channel's mean and invstd are written out once for the backward, by the
+    program holding the start of the channel's run in image 0 (NCHW; FLAT: the first block)."""
     blk = tl.program_id(0)
     if REV:
         blk = tl.num_programs(0) - 1 - blk
