@@ -895,7 +895,7 @@ def _record_aligned(monkeypatch) -> list:
     """The aligned-row vector (0: runs as they lie) of every launch planned by ``K._reduction_view``, in order."""
     taken = []
     real = K._reduction_view
-    monkeypatch.setattr(K, "_reduction_view", lambda *a: taken.append(real(*a)[1]) or real(*a))
+    monkeypatch.setattr(K, "_reduction_view", lambda *a: taken.append((r := real(*a))[1]) or r)
     return taken
 
 

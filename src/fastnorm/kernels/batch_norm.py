@@ -177,10 +177,10 @@ def _aligned_rows(c, cmask, w, w_end, C, S_RT, MG, AL: tl.constexpr):
     iff 0 <= r0 + i < S; the others belong to the neighbouring runs. A vector with r0 < S overlaps its run, so it lies
     inside the tensor when N·C·S is a multiple of AL (``_reduction_view``): only those are loaded, by a mask constant
     over each vector, which keeps the loads whole vectors. Each vector's image n = w // M by the host's magic number
-    MG for M (``_quotient``); per element only its lane is added (the lanes lie along axis 1 in each thread's
+    MG for M (``_divided``); per element only its lane is added (the lanes lie along axis 1 in each thread's
     registers)."""
     m_rt = (S_RT + 2 * AL - 2) // AL
-    n = _quotient(w, MG, 0) if w.dtype != tl.int64 else w // m_rt
+    n = _divided(w, -1, m_rt, MG, 0)
     start = (n[None, :] * C + c[:, None]) * S_RT
     first = (start & -AL) + ((w - n * m_rt) * AL)[None, :]
     lane = tl.arange(0, AL)[None, :, None]
