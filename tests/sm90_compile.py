@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import time
 import traceback
@@ -212,12 +213,20 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
         config.BN_SPATIAL_COMPILED = 1 << 30
 
+    def whole_channels():  # single-read plans that hold a whole channel (and one) per program: CB = 1, SPLIT = 1
+        for shape in ((8, 128, 56, 56), (8, 128, 28, 28)):
+            for dtype in (torch.bfloat16, torch.float32):
+                x = _meta(*shape, dtype=dtype, grad=True)
+                c = shape[1]
+                _fwd_bwd(fastnorm.batch_norm, x, _meta(c), _meta(c), _meta(c, grad=True), _meta(c, grad=True),
+                         training=True)
+
     def big():  # 64-bit offsets (S = 99: the statistics pass's aligned rows too)
         for spatial in ((7, 7), (9, 11)):
             x = _meta(2**31 // (64 * math.prod(spatial)) + 1, 64, *spatial, dtype=torch.bfloat16, grad=True)
             w, b = _meta(64, grad=True), _meta(64, grad=True)
             _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=True)
-    return cases + [spatial_argument, big]
+    return cases + [spatial_argument, whole_channels, big]
 
 
 def _stage_cases() -> list:
@@ -309,6 +318,8 @@ def compile_job(job_full) -> dict:
             limit = config.SMEM_BYTES_PER_BLOCK
             if kernel.metadata.shared > limit:  # CUDA would refuse the launch (Triton's OutOfResources)
                 raise RuntimeError(f"{detail}: more than the {limit} B an sm_90 block may have")
+            if name.startswith("_bn_"):
+                _no_tile_conversions(kernel.asm["ttgir"])
         else:
             _front_end(src, TARGET, opts)
             detail = "front end"
@@ -318,6 +329,17 @@ def compile_job(job_full) -> dict:
     return dict(kernel=name, ok=ok, full=full, seconds=round(time.time() - t, 2), options=opts,
                 signature={k: v for k, v in sig if v != "constexpr"},
                 constexprs={str(k): str(v) for k, v in consts if v is not None}, detail=detail)
+
+
+def _no_tile_conversions(ttgir: str, limit: int = 1024) -> None:
+    """Raise if the kernel converts a tensor of more than ``limit`` elements between layouts: BatchNorm's kernels
+    convert per-channel vectors only. A data tile converted goes through shared memory and back, and the compiler
+    chose that once for the single-read forward's whole x tile and its y (channels-last: [CB, MS] tiles of partials
+    gave the merged statistics a layout of their own), and with one whole channel a program (CB = 1, SPLIT = 1)
+    for a broadcast of its statistics: 16388 shared-memory stores and a 41 s compile (session 25)."""
+    for shape in re.findall(r"ttg\.convert_layout [^\n]*?: tensor<([0-9x]+)x[a-z]", ttgir):
+        if math.prod(int(d) for d in shape.split("x")) > limit:
+            raise RuntimeError(f"a tensor<{shape}> converted between layouts (more than {limit} elements)")
 
 
 def _front_end(src, target, opts) -> None:

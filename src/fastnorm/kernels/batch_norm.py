@@ -341,24 +341,26 @@ def _store_partial(p, stride_q, cmask, n, mean, m2):
 def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constexpr, CB: tl.constexpr,
                     ACC: tl.constexpr):
     """Merge partials [count, mean, M2] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1), MS at a
-    time (fixed-shape sums, chunks folded left to right: the same order whoever runs it)."""
+    time (fixed-shape sums, chunks folded left to right: the same order whoever runs it). The tiles are [MS, CB],
+    reduced over axis 0: with [CB, MS] tiles the compiler gave the merged values their own layout and converted the
+    single-read forward's whole x tile to it and y back (channels-last: two shared-memory round trips of the tile)."""
     cnt = tl.zeros([CB], ACC)
     mean = tl.zeros([CB], ACC)
     m2 = tl.zeros([CB], ACC)
     js = tl.arange(0, MS)
     for jb in range(j0, j1, MS):
         j = jb + js
-        m = cmask[:, None] & (j < j1)[None, :]
-        p = part_ptr + c[:, None] * stride_c + j[None, :]
+        m = cmask[None, :] & (j < j1)[:, None]
+        p = part_ptr + c[None, :] * stride_c + j[:, None]
         pn = tl.load(p, mask=m, other=0.0, cache_modifier=".cg")
         pm = tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg")
         pq = tl.load(p + 2 * stride_q, mask=m, other=0.0, cache_modifier=".cg")
         # The multi-way form of Chan's merge: n = Σn_j, mean = Σn_j·mean_j / n,
         # M2 = Σ(M2_j + n_j·(mean_j - mean)²) — deviations from the merged mean, fixed-shape sums.
-        bn = tl.sum(pn, 1)
-        bm = tl.sum(rounded_prod(pn, pm), 1) / tl.where(bn > 0, bn, 1.0)
-        dm = tl.where(m, pm - bm[:, None], 0.0)
-        bq = tl.sum(pq + pn * dm * dm, 1)
+        bn = tl.sum(pn, 0)
+        bm = tl.sum(rounded_prod(pn, pm), 0) / tl.where(bn > 0, bn, 1.0)
+        dm = tl.where(m, pm - bm[None, :], 0.0)
+        bq = tl.sum(pq + pn * dm * dm, 0)
         cnt, mean, m2 = _chan(cnt, mean, m2, bn, bm, bq)
     return cnt, mean, m2
 
