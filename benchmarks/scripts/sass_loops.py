@@ -1,12 +1,15 @@
-"""Instruction counts of the loops of the BatchNorm kernels one training step launches, compiled for sm_90 offline.
+"""Instruction counts of the loops of the kernels one training step launches, compiled for sm_90 offline.
 
     PYTHONPATH=<triton 3.6>:src TRITON_INTERPRET=0 python benchmarks/scripts/sass_loops.py 16,256,75,75 bfloat16 \
-        [--set 'BN_ALIGNED_ROWS={}'] [--keep DIR]
+        [--norm batch_norm|layer_norm|rms_norm] [--set 'BN_ALIGNED_ROWS={}'] [--keep DIR]
 
-Records the launches of a training forward and backward over a meta tensor of the shape (the two-launch paths:
-``tests/sm90_compile.py``'s recorder, plans for its SM count), compiles each for sm_90 and disassembles it with the
-``nvdisasm`` that ships with Triton; prints, per kernel, each loop of its SASS (a label and the backward branch to
-it): its length and its most frequent opcodes. A tile loop's length divided by the elements a thread takes per
+Records the launches of a training forward and backward over a meta tensor of the shape (BatchNorm: the two-launch
+paths; the norms: x of shape (M, N) normalized over N, weight (and LayerNorm's bias) in x's dtype; through
+``tests/sm90_compile.py``'s recorder, plans for its SM count and the default (H200) entries), compiles each for
+sm_90 and disassembles it with the ``nvdisasm`` that ships with Triton; prints, per kernel, its shared-memory
+traffic (each ``st.shared``/``ld.shared`` and barrier of its PTX: layout conversions and reductions go through
+shared memory) and each loop of its SASS (a label and the backward branch to it): its length and its most frequent
+opcodes. A tile loop's length divided by the elements a thread takes per
 iteration is its cost an element — what session 23 used to see that a loop was issue-bound (NOTES.md). No GPU
 needed. ``--set``: config overrides (``bn_ab.py``'s syntax); ``--keep``: also write each kernel's SASS and TTGIR.
 """
@@ -28,18 +31,24 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
 
-def record(shape: tuple[int, ...], dtype) -> list[tuple]:
-    """The distinct launches of a two-launch training forward and backward over a meta x of ``shape``."""
+def record(shape: tuple[int, ...], dtype, norm: str = "batch_norm") -> list[tuple]:
+    """The distinct launches of a training forward and backward over a meta x of ``shape`` (BatchNorm: its
+    two-launch paths)."""
     import fastnorm
     import sm90_compile as gate
     from fastnorm.kernels import config
 
     jobs = gate.install_recorder()
-    config.BN_RESIDENT, config.BN_TRAIN_FUSED = False, False
-    c = shape[1]
     x = gate._meta(*shape, dtype=dtype, grad=True)
-    gate._fwd_bwd(fastnorm.batch_norm, x, gate._meta(c), gate._meta(c), gate._meta(c, grad=True),
-                  gate._meta(c, grad=True), training=True)
+    if norm == "batch_norm":
+        config.BN_RESIDENT, config.BN_TRAIN_FUSED = False, False
+        c = shape[1]
+        gate._fwd_bwd(fastnorm.batch_norm, x, gate._meta(c), gate._meta(c), gate._meta(c, grad=True),
+                      gate._meta(c, grad=True), training=True)
+    else:
+        n = shape[-1]
+        params = [gate._meta(n, dtype=dtype, grad=True) for _ in range(1 if norm == "rms_norm" else 2)]
+        gate._fwd_bwd(getattr(fastnorm, norm), x, n, *params)
     return list(jobs.values())
 
 
@@ -76,6 +85,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("shape")
     ap.add_argument("dtype")
+    ap.add_argument("--norm", default="batch_norm", choices=("batch_norm", "layer_norm", "rms_norm"))
     ap.add_argument("--set", default="")
     ap.add_argument("--keep", default=None)
     args = ap.parse_args()
@@ -83,7 +93,8 @@ def main() -> None:
         setattr(config, name, value)
     nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
     shape = tuple(int(v) for v in args.shape.split(","))
-    for k, (module, name, sig, consts, attrs, options) in enumerate(record(shape, getattr(torch, args.dtype))):
+    jobs = record(shape, getattr(torch, args.dtype), args.norm)
+    for k, (module, name, sig, consts, attrs, options) in enumerate(jobs):
         fn = getattr(importlib.import_module(module), name)
         src = triton.compiler.ASTSource(fn=fn, signature=dict(sig), constexprs=dict(consts), attrs=dict(attrs))
         kernel = triton.compile(src, target=TARGET, options=dict(options))
@@ -98,7 +109,11 @@ def main() -> None:
             Path(args.keep, f"{k}{name}.sass").write_text(sass)
             Path(args.keep, f"{k}{name}.ttgir").write_text(kernel.asm["ttgir"])
         resources = " ".join(re.findall(r"(REG:\d+|STACK:\d+|SHARED:\d+)", usage))
-        print(f"[{k}] {name}: {kernel.metadata.num_warps} warps, {resources}")
+        ptx = kernel.asm["ptx"]
+        smem = {op: len(re.findall(rf"^\s*(?:@%p\d+\s+)?{re.escape(op)}\b", ptx, re.M))
+                for op in ("st.shared", "ld.shared", "bar.sync")}
+        print(f"[{k}] {name}: {kernel.metadata.num_warps} warps, {resources}; PTX "
+              + ", ".join(f"{op} {n}" for op, n in smem.items()))
         for label, n, ops in loops(sass):
             if n > 1:
                 top = ", ".join(f"{op} {cnt}" for op, cnt in ops.most_common(10))

@@ -297,7 +297,13 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((32, 256, 25, 38), "bf16", False),
                  # Inception-v3's odd sizes (S = 147², 35², 17²: runs with no two 16-bit elements aligned)
                  ((32, 64, 147, 147), "bf16", False), ((32, 288, 35, 35), "bf16", False),
-                 ((32, 768, 17, 17), "bf16", False)]
+                 ((32, 768, 17, 17), "bf16", False),
+                 # ResNet-50's layers at batch 8 (SyncBatchNorm's per-GPU stack) that take the single-read forward
+                 # with the whole channel in one program (NCHW: one channel a program, then 2 and 16), and one in
+                 # channels-last
+                 ((8, 128, 56, 56), "fp32", False), ((8, 128, 56, 56), "bf16", False),
+                 ((8, 128, 28, 28), "bf16", False), ((8, 256, 28, 28), "bf16", False),
+                 ((8, 2048, 7, 7), "bf16", False), ((8, 128, 56, 56), "bf16", True)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
