@@ -18,7 +18,7 @@ BEGIN, END = "<!-- headline:begin -->", "<!-- headline:end -->"
 
 def headline(report: str) -> str:
     lines = report.splitlines()
-    facts = [ln for ln in lines if ln.startswith(("- Date:", "- Device:", "- Versions:", "- Peers:"))]
+    facts = [ln for ln in lines if ln.startswith(("- Date:", "- Device:", "- Devices:", "- Versions:", "- Peers:"))]
     copy = next((ln for ln in lines if ln.startswith("Copy bandwidth")), "")
     start = next(i for i, ln in enumerate(lines) if ln.startswith("## Headline"))
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))

@@ -471,6 +471,7 @@ def test_environment_names_the_source():
 def test_report_names_each_suites_run(tmp_path):
     """A report assembled from several runs says, per suite, when it ran and on which source."""
     import json
+    import re
     from pathlib import Path
 
     from fastnorm.report import build_markdown
@@ -486,6 +487,11 @@ def test_report_names_each_suites_run(tmp_path):
     text = build_markdown(env, "cpu", False, None, results, True, "fastnorm report", 0.0, tmp_path)
     assert "layernorm 2026-01-01 10:00 UTC (source aaaaaaaaaaaa)" in text
     assert "batchnorm 2026-01-02 11:00 UTC (source bbbbbbbbbbbb)" in text
+    device = results[0]["doc"]["env"]["device_name"]
+    assert f"- Device: {env['device_name']}" in text  # one device: this run's line
+    results[1]["doc"]["env"] = {**results[1]["doc"]["env"], "device_name": "Other GPU"}  # two: each with its suites
+    text = build_markdown(env, "cpu", False, None, results, True, "fastnorm report", 0.0, tmp_path)
+    assert re.search(rf"- Devices: {re.escape(device)} \([^)]*\): layernorm; Other GPU \([^)]*\): batchnorm\n", text)
 
 
 def test_compile_peers_compile_in_this_process(monkeypatch):

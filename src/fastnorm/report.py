@@ -53,7 +53,7 @@ def committed_report_line() -> str:
         return f"The committed GPU results are in the repository at `{COMMITTED_REPORT}` (with their plots and JSON)."
     facts = []
     for line in path.read_text().splitlines()[:20]:
-        if line.startswith(("- Device:", "- Date:")):
+        if line.startswith(("- Device:", "- Devices:", "- Date:")):
             facts.append(line[2:].strip())
     return (f"The committed GPU results are in `{COMMITTED_REPORT}`" + (f" ({'; '.join(facts)})" if facts else "")
             + ".")
@@ -252,13 +252,28 @@ def _peers_line(env: dict, results: list[dict]) -> str:
     return "- Peers: " + ", ".join(parts)
 
 
+def _device(env: dict) -> str:
+    return env["device_name"] + (f" ({env.get('sm_count')} SMs, {env.get('memory_gib')} GiB, CUDA {env.get('cuda')})"
+                                 if env.get("sm_count") else " (no CUDA GPU)")
+
+
+def _device_line(env: dict, results: list[dict]) -> str:
+    """'- Device: …' of this run, or, where the suites' results came from different devices (a report assembled
+    from several runs), each device with the suites it ran."""
+    by_device: dict[str, list[str]] = {}
+    for r in results:
+        if "doc" in r and r["doc"].get("env", {}).get("device_name"):
+            by_device.setdefault(_device(r["doc"]["env"]), []).append(r["json"].removesuffix(".json"))
+    if len(by_device) <= 1:
+        return f"- Device: {_device(env)}"
+    return "- Devices: " + "; ".join(f"{device}: {', '.join(suites)}" for device, suites in by_device.items())
+
+
 def build_markdown(env: dict, where: str, quick: bool, rows: list | None, results: list[dict], gpu: bool,
                    command: str, elapsed_s: float, out_dir: Path) -> str:
     lines = ["# fastnorm report", ""]
     lines += [f"- Date: {env['date']}",
-              f"- Device: {env['device_name']}" + (f" ({env.get('sm_count')} SMs, {env.get('memory_gib')} GiB, "
-                                                   f"CUDA {env.get('cuda')})" if env.get("sm_count")
-                                                   else " (no CUDA GPU)"),
+              _device_line(env, results),
               f"- Kernels: {where}",
               f"- Versions: fastnorm {env['fastnorm']}"
               + (f" (git {env['git_commit']}" + (f", source {env['source_sha']}" if env.get("source_sha") else "")
