@@ -9,9 +9,9 @@ paths; the norms: x of shape (M, N) normalized over N, weight (and LayerNorm's b
 sm_90 and disassembles it with the ``nvdisasm`` that ships with Triton; prints, per kernel, its shared-memory
 traffic (each ``st.shared``/``ld.shared`` and barrier of its PTX: layout conversions and reductions go through
 shared memory) and each loop of its SASS (a label and the backward branch to it): its length and its most frequent
-opcodes. A tile loop's length divided by the elements a thread takes per
-iteration is its cost an element — what session 23 used to see that a loop was issue-bound (NOTES.md). No GPU
-needed. ``--set``: config overrides (``bn_ab.py``'s syntax); ``--keep``: also write each kernel's SASS and TTGIR.
+opcodes. A tile loop's length divided by the elements a thread takes per iteration is its cost an element — what
+sessions 23 and 25 used to see that a loop was issue-bound (NOTES.md). No GPU needed. ``--set``: config overrides
+(``bn_ab.py``'s syntax); ``--keep``: also write each kernel's SASS and TTGIR.
 """
 
 from __future__ import annotations
