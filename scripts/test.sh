@@ -8,6 +8,10 @@ PY=${PYTHON:-python3}
 
 if ! (command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1); then
     "$PY" -c "import torch" 2>/dev/null || "$PY" -m pip install -q torch==2.13.0
+    # The GPU machine's Triton: the sm_90 compile gate then sees the layouts its compiler chooses (triton 3.9 chose
+    # differently where 3.6 converted BatchNorm tiles through shared memory, session 25). A CPU build of torch does
+    # not depend on triton, so this pins nothing torch needs.
+    "$PY" -m pip install -q triton==3.6.0
 fi
 "$PY" -m pip install -q -e ".[test]"
 

@@ -1008,9 +1008,9 @@ def test_aligned_rows_read_inside_the_tensor(monkeypatch):
     loads = []
     real_load = interp.InterpreterBuilder.create_masked_load
 
-    def record(self, ptrs, mask, other, cache, volatile):
+    def record(self, ptrs, mask, other, *rest):  # the rest: cache and volatile flags (triton 3.6 passes one more)
         loads.append(ptrs.data[mask.data].astype(np.int64))
-        return real_load(self, ptrs, mask, other, cache, volatile)
+        return real_load(self, ptrs, mask, other, *rest)
 
     monkeypatch.setattr(interp.InterpreterBuilder, "create_masked_load", record)
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
