@@ -95,8 +95,9 @@ def _cols_in_row(cols, n, ALL: tl.constexpr):
 
 @triton.jit
 def _plus_offset(w, weight_offset, HAS_OFFSET: tl.constexpr):
-    """The weight as the norms use it where they re-read it for every row: w + weight_offset (zero-centred weights,
-    γ + 1), or w itself without HAS_OFFSET (offset 0: no add an element a row, and w as torch multiplies it)."""
+    """The weight as the backward and the forward's chunked rows use it: w + weight_offset (zero-centred weights,
+    γ + 1), or w itself without HAS_OFFSET (offset 0: no add an element a row where the weight is re-read per row,
+    and w as torch multiplies it). The forward's whole-row tiles keep their add (``_fwd_tile``)."""
     if HAS_OFFSET:
         w = w + weight_offset
     return w
@@ -200,7 +201,7 @@ def _fwd_tile(
                 xc2 = (xc2 - k[:, None]) - mean[:, None]
     y = xc * rstd[:, None]
     if not HOIST:  # one-row tiles load weight and bias here, after the statistics (fewer live registers)
-        if HAS_W:
+        if HAS_W:  # the offset added even when 0: without the add LN 16384 lost 91.7 -> 87.6% (H200, session 25)
             w = tl.load(W + cols, mask=col_mask, other=0.0).to(ACC) + weight_offset
         if HAS_B:
             b = tl.load(B + cols, mask=col_mask, other=0.0).to(ACC)
@@ -492,11 +493,19 @@ def _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET:
     arithmetic (compiled, dx may contract another product into an FMA: the last bit may differ): the loads, not x̂
     and g in fp32, are then what the registers hold across the reductions — half as many for 16-bit rows
     (HOLD_LOADED; rows of N <= 2 here, the others form dx from the loads: :func:`_dx_from_loads`)."""
+    x_l, dy_l, w_l = _unmerged_loads(x_l, dy_l, w_l, zero, HAS_W, W_IN_LOOP)
+    _, xhat, g = _piece_values(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, IS_RMS, HAS_W,
+                               W_IN_LOOP, ACC)
+    return xhat, g
+
+
+@triton.jit
+def _unmerged_loads(x_l, dy_l, w_l, zero, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr):
+    """A held piece's loads (x, dy and, re-read with W_IN_LOOP, the weight) through :func:`_unmerged`, for what is
+    formed from them after the row reductions."""
     if HAS_W and W_IN_LOOP:
         w_l = _unmerged(w_l, zero)
-    _, xhat, g = _piece_values(_unmerged(x_l, zero), _unmerged(dy_l, zero), w_l, w, k, mean_r, rstd, weight_offset,
-                               HAS_OFFSET, IS_RMS, HAS_W, W_IN_LOOP, ACC)
-    return xhat, g
+    return _unmerged(x_l, zero), _unmerged(dy_l, zero), w_l
 
 
 @triton.jit
@@ -539,13 +548,14 @@ def _dx_from_loads(x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2, weight_offset, HA
     c2·rstd)) (RMS: dy·(w·rstd) - x·(rstd²·c1)); ``c1``, ``c2`` the row means of g·x̂ and g. Equal to it up to
     rounding, in fewer instructions than x̂ and g formed again (bf16 LayerNorm at 16384: a loop of 1035 -> 936
     sm_90 instructions with the weight offset's add gone too; H200 kernel 69.6 -> 75.4% of copy, session 25)."""
-    x = _unmerged(x_l, zero).to(ACC)
-    dy = _unmerged(dy_l, zero).to(ACC)
+    x_l, dy_l, w_l = _unmerged_loads(x_l, dy_l, w_l, zero, HAS_W, W_IN_LOOP)
+    x = x_l.to(ACC)
+    dy = dy_l.to(ACC)
     r = rstd[:, None]
     wr = r
     if HAS_W:
         if W_IN_LOOP:
-            w = _plus_offset(_unmerged(w_l, zero).to(ACC), weight_offset, HAS_OFFSET)
+            w = _plus_offset(w_l.to(ACC), weight_offset, HAS_OFFSET)
         wr = w * r
     c1r = (c1 * rstd)[:, None]
     if IS_RMS:
