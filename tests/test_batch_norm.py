@@ -785,6 +785,73 @@ def test_apply_reverse(monkeypatch, shape, cl, dtype, ragged, device):
     assert asked == [True, False], asked
 
 
+def _record_keeps(monkeypatch) -> list:
+    """(loop, KEEP, KEEPV, the plan's item length) of every tile-kernel launch from here on, in order."""
+    keeps = []
+    real_launch, real_kept = K._launch, K._kept
+    asked = {}
+
+    def kept(plan, reread):
+        asked["plan"], asked["v"] = plan, real_kept(plan, reread)
+        return asked["v"]
+
+    def launch(launcher, loop, grid, args, meta, xv, plan, spatial=None):
+        keeps.append((loop, meta.get("KEEP", False), asked.pop("v", 0), plan.vpi))
+        return real_launch(launcher, loop, grid, args, meta, xv, plan, spatial)
+
+    monkeypatch.setattr(K, "_kept", kept)
+    monkeypatch.setattr(K, "_launch", launch)
+    return keeps
+
+
+@pytest.mark.parametrize("shape,cl,dtype,aligned", [
+    ((6, 5, 8, 8), False, torch.float32, False),  # NCHW runs of S = 64
+    ((6, 5, 7, 9), True, torch.bfloat16, False),  # channels-last
+    ((8, 3, 9, 11), False, torch.float16, True),  # S = 99: aligned rows
+])
+def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, device):
+    """The two-launch training passes' reductions load each item's last KEEPV indices ``evict_last`` (config.
+    BN_KEEP_BYTES, ``K._kept``), unpipelined, in a loop of their own. With a third of the re-read bytes kept (the split
+    inside items of several tiles) the forward (y, running statistics) and the backward (dx, dw, db) are bitwise
+    those without. The launches that keep are the forward's statistics (not over aligned rows) and the training
+    backward's sums, each with 0 < KEEPV < its item; the dx and apply passes, the frozen model's sums without dx and
+    the one-launch passes keep nothing."""
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2, "sums": 2})
+    x, w, b, rm, rv = _make(shape, cl, dtype, device, seed=11)
+    dy = torch.randn(shape, device=device).to(dtype)
+    reread = x.numel() * x.element_size()
+    results = []
+    for keep in (0, reread // 3):
+        monkeypatch.setattr(config, "BN_KEEP_BYTES", keep)
+        keeps = _record_keeps(monkeypatch)
+        rm_, rv_ = rm.clone(), rv.clone()
+        y = fastnorm.batch_norm(x, rm_, rv_, w, b, training=True)
+        results.append((y, *torch.autograd.grad(y, (x, w, b), dy), rm_, rv_))
+        kept = {loop: (k, v, vpi) for loop, k, v, vpi in keeps}
+        assert {"stats", "bwd", "dx"} <= set(kept), keeps
+        if keep:
+            assert kept["stats"][0] == (not aligned) and kept["bwd"][0], keeps
+            for loop in ("stats", "bwd") if not aligned else ("bwd",):
+                _, v, vpi = kept[loop]
+                assert 0 < v < vpi and vpi >= 3 * 16, (loop, keeps)  # the split inside items of several tiles
+        else:
+            assert not any(k for _, k, _, _ in keeps), keeps
+        assert not any(k for loop, k, _, _ in keeps if loop in ("apply", "dx")), keeps
+    for name, a, e in zip("y dx dw db running_mean running_var".split(), *results, strict=True):
+        assert torch.equal(a, e), name
+
+    keeps = _record_keeps(monkeypatch)
+    torch.autograd.grad(fastnorm.batch_norm(x.detach(), rm, rv, w, b, training=False), (w, b), dy)  # sums alone
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", True)
+    y = fastnorm.batch_norm(x, None, None, w, b, training=True)
+    torch.autograd.grad(y, (x, w, b), dy)
+    assert [loop for loop, _, _, _ in keeps if loop != "apply"] == ["bwd", "stats", "bwd"], keeps
+    assert not any(k for _, k, _, _ in keeps), keeps
+
+
 #: (resident, fused, training, use_global_stats, flat apply) of each path through the tile kernels (flat apply: the
 #: one-pass forward by the flat pointwise kernel, S and C then arguments too)
 _SPATIAL_MODES = {

@@ -248,32 +248,34 @@ def _tile_two_pass(xv, m, ACC: tl.constexpr):
 
 
 @triton.jit
-def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG,
+def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, KEEPV, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG,
                 FLAT: tl.constexpr, L: tl.constexpr, AL: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr,
-                STAGES: tl.constexpr, ACC: tl.constexpr):
+                STAGES: tl.constexpr, KEEP: tl.constexpr, ACC: tl.constexpr):
     """(count, mean, M2) of x - shift over channels ``c`` and inner range [v0, v1).
 
     Full tiles update a Welford state per lane (every lane sees the same count, so the update factor
     1/k is one scalar per tile and the loop has no cross-thread reduction); the lanes are merged once
     at the end (equal counts: mean of means, M2 = ΣM2 + k·Σ(mean_l - mean)²), and a ragged last tile
     is merged in with Chan's formula from its own two-pass statistics. AL > 0: NCHW runs read as aligned rows
-    (``_aligned_item_stats``).
+    (``_aligned_item_stats``). KEEP: the tiles of the item's last KEEPV indices load ``evict_last`` (``_kept_from``).
     """
     if AL > 0:
-        return _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, AL, IDX, CB, BS, STAGES, ACC)
+        return _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, KEEPV, AL, IDX, CB, BS, STAGES,
+                                   KEEP, ACC)
     ar = tl.arange(0, BS).to(IDX)
     nfull = (v1 - v0) // BS
     mean_l = tl.zeros([CB, BS], ACC)
     m2_l = tl.zeros([CB, BS], ACC)
     lm = cmask[:, None] & _lanes_ok(ar, S, L)[None, :]  # the same lanes are padding in every tile
-    for t in tl.range(0, nfull, num_stages=STAGES):
-        v = v0 + t * BS + ar
-        off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
-        xv = tl.load(x_ptr + off, mask=lm, other=0.0).to(ACC) - shift[:, None]
-        rk = 1.0 / tl.cast(t + 1, ACC)
-        d = xv - mean_l
-        mean_l += d * rk
-        m2_l += d * (xv - mean_l)
+    if KEEP:
+        tk = (_kept_from(v0, v1, KEEPV, BS) - v0) // BS
+        mean_l, m2_l = _welford_tiles(x_ptr, c, lm, shift, v0, 0, tk, mean_l, m2_l, C, IDX, S, S_RT, S_MG, FLAT, L, BS,
+                                      STAGES, "", ACC)
+        mean_l, m2_l = _welford_tiles(x_ptr, c, lm, shift, v0, tk, nfull, mean_l, m2_l, C, IDX, S, S_RT, S_MG, FLAT, L,
+                                      BS, STAGES, "evict_last", ACC)
+    else:
+        mean_l, m2_l = _welford_tiles(x_ptr, c, lm, shift, v0, 0, nfull, mean_l, m2_l, C, IDX, S, S_RT, S_MG, FLAT, L,
+                                      BS, STAGES, "", ACC)
     kf = tl.cast(nfull, ACC)
     lw = _lanes_ok(ar, S, L).to(ACC)
     nl = tl.sum(lw, 0)
@@ -286,36 +288,86 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX: tl.constexpr, S: tl.c
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
         off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
-        xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC) - shift[:, None]
+        xv = tl.load(x_ptr + off, mask=m, other=0.0, eviction_policy="evict_last" if KEEP else "").to(ACC) \
+            - shift[:, None]
         tn, tm, tq = _tile_two_pass(xv, m, ACC)
         cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
     return cnt, mean, m2
 
 
 @triton.jit
-def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, AL: tl.constexpr, IDX: tl.constexpr,
-                        CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, ACC: tl.constexpr):
+def _kept_from(v0, v1, KEEPV, BS: tl.constexpr):
+    """The first index of the tile from which an item [v0, v1) read in tiles of BS loads its last KEEPV indices (at
+    least) with ``evict_last``: the reduction passes (statistics, sums) leave those lines in L2 for the pass that
+    reads x again (``config.BN_KEEP_BYTES``); the tiles themselves are the same, so the sums' order is too."""
+    return v0 + tl.maximum(v1 - v0 - KEEPV, 0) // BS * BS
+
+
+@triton.jit
+def _welford_tiles(x_ptr, c, lm, shift, v0, t0, t1, mean_l, m2_l, C, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG,
+                   FLAT: tl.constexpr, L: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, EV: tl.constexpr,
+                   ACC: tl.constexpr):
+    """``_item_stats``' per-lane Welford update over its full tiles t0 .. t1 - 1 (tile t: indices v0 + t·BS ..), the
+    loads with eviction policy EV."""
+    ar = tl.arange(0, BS).to(IDX)
+    KS: tl.constexpr = STAGES if EV == "" else 1  # (pipelined loads, cp.async, drop the hint: Triton 3.6)
+    for t in tl.range(t0, t1, num_stages=KS):
+        v = v0 + t * BS + ar
+        off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
+        xv = tl.load(x_ptr + off, mask=lm, other=0.0, eviction_policy=EV).to(ACC) - shift[:, None]
+        rk = 1.0 / tl.cast(t + 1, ACC)
+        d = xv - mean_l
+        mean_l += d * rk
+        m2_l += d * (xv - mean_l)
+    return mean_l, m2_l
+
+
+@triton.jit
+def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, KEEPV, AL: tl.constexpr, IDX: tl.constexpr,
+                        CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, KEEP: tl.constexpr,
+                        ACC: tl.constexpr):
     """``_item_stats`` over aligned rows of AL·M lanes (``_aligned_rows``; V = N·AL·M, v0 and v1 multiples of AL).
     The loads take the whole aligned vectors that overlap a run; the real lanes differ from vector to vector, so a
     per-lane Welford state (one count for all lanes) does not apply. Instead each vector's real lanes give its
     two-pass (count, mean, M2) of x − shift in its thread's registers, merged with Chan's formula into a state per
     vector slot of the tile, and the slots are merged once, at the end, in a fixed tree (``tl.reduce``): no reduction
-    across threads per tile."""
+    across threads per tile. KEEP: the tiles of the last KEEPV indices load ``evict_last`` (``_kept_from``)."""
     WB: tl.constexpr = BS // AL
-    ar = tl.arange(0, WB).to(IDX)
     n_s = tl.zeros([CB, WB], ACC)
     mean_s = tl.zeros([CB, WB], ACC)
     m2_s = tl.zeros([CB, WB], ACC)
-    for ws in tl.range(v0 // AL, v1 // AL, WB, num_stages=STAGES):
-        off, r0, vm, m = _aligned_rows(c, cmask, ws + ar, v1 // AL, C, S_RT, S_MG, AL)
-        xv = tl.load(x_ptr + off, mask=vm[:, None, :], other=0.0).to(ACC) - shift[:, None, None]
+    w0 = v0 // AL
+    w1 = v1 // AL
+    if KEEP:
+        wk = _kept_from(w0, w1, KEEPV // AL, WB)
+        n_s, mean_s, m2_s = _aligned_stat_slots(x_ptr, c, cmask, shift, w0, wk, w1, n_s, mean_s, m2_s, C, S_RT, S_MG,
+                                                AL, IDX, WB, STAGES, "", ACC)
+        n_s, mean_s, m2_s = _aligned_stat_slots(x_ptr, c, cmask, shift, wk, w1, w1, n_s, mean_s, m2_s, C, S_RT, S_MG,
+                                                AL, IDX, WB, STAGES, "evict_last", ACC)
+    else:
+        n_s, mean_s, m2_s = _aligned_stat_slots(x_ptr, c, cmask, shift, w0, w1, w1, n_s, mean_s, m2_s, C, S_RT, S_MG,
+                                                AL, IDX, WB, STAGES, "", ACC)
+    return tl.reduce((n_s, mean_s, m2_s), 1, _chan)
+
+
+@triton.jit
+def _aligned_stat_slots(x_ptr, c, cmask, shift, w0, w1, w_end, n_s, mean_s, m2_s, C, S_RT, S_MG, AL: tl.constexpr,
+                        IDX: tl.constexpr, WB: tl.constexpr, STAGES: tl.constexpr, EV: tl.constexpr,
+                        ACC: tl.constexpr):
+    """``_aligned_item_stats``' slot states updated over the tiles of vectors w0 .. w1 - 1 (w_end: the item's end),
+    the loads with eviction policy EV."""
+    ar = tl.arange(0, WB).to(IDX)
+    KS: tl.constexpr = STAGES if EV == "" else 1  # (pipelined loads, cp.async, drop the hint: Triton 3.6)
+    for ws in tl.range(w0, w1, WB, num_stages=KS):
+        off, r0, vm, m = _aligned_rows(c, cmask, ws + ar, w_end, C, S_RT, S_MG, AL)
+        xv = tl.load(x_ptr + off, mask=vm[:, None, :], other=0.0, eviction_policy=EV).to(ACC) - shift[:, None, None]
         mf = tl.where(m, 1.0, 0.0)
         xz = tl.where(m, xv, 0.0)
         nv = tl.where(vm, tl.maximum(tl.minimum(S_RT - r0, AL) - tl.maximum(-r0, 0), 0), 0).to(ACC)
         mv = tl.sum(xz, 1) / tl.maximum(nv, 1.0)
         d = tl.fma(-mv[:, None, :], mf, xz)  # the real lanes' x − mean (mf = 1: one rounding), 0 elsewhere
         n_s, mean_s, m2_s = _chan_slot(n_s, mean_s, m2_s, nv, mv, tl.sum(rounded_prod(d, d), 1))
-    return tl.reduce((n_s, mean_s, m2_s), 1, _chan)
+    return n_s, mean_s, m2_s
 
 
 @triton.jit
@@ -524,14 +576,14 @@ def _bn_fwd_fused_kernel(
     out_a_ptr, out_b_ptr, out_c_ptr,  # MODE 0/2: shift, mean_rel, invstd;  MODE 1: out_a = packed stats
     rm_ptr, rv_ptr, nbt_ptr,
     part_ptr, sync_ptr,
-    C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
+    C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG, KEEPV,
     mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
     S_RT, S_MG,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, MSUB: tl.constexpr, MS: tl.constexpr,
     MODE: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_Z: tl.constexpr,
     RELU: tl.constexpr, FIX_GAMMA: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
-    AL: tl.constexpr,
+    AL: tl.constexpr, KEEP: tl.constexpr,
 ):
     """MODE 0: fused training forward (statistics + merge + running update + normalize, one launch);
     MODE 1: the statistics only, packed at out_a as [mean (C) | M2 (C) | count (cnt_hi + cnt_lo)] — the
@@ -560,8 +612,8 @@ def _bn_fwd_fused_kernel(
     sub_ptr, blk_ptr, grp_ptr, ready_ptr, _groups_done = _sync_counters(sync_ptr, G, NCB_G, NSUB)
     if kind == _STATS:
         shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
-        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, IDX, S, S_RT, S_MG, FLAT, L, AL, CB, BS,
-                                    STAGES, ACC)
+        cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, KEEPV, IDX, S, S_RT, S_MG, FLAT, L, AL, CB,
+                                    BS, STAGES, KEEP, ACC)
         _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, cnt, mean, m2)
         jj = j // MSUB
         j0 = jj * MSUB
@@ -794,11 +846,12 @@ def _bn_fwd_resident_kernel(
 
 
 @triton.jit
-def _masked_grad(dy_ptr, y_ptr, off, m, RELU: tl.constexpr, ACC: tl.constexpr):
-    """g = dy, zeroed where the ReLU output is <= 0 (a NaN output lets the gradient through)."""
-    g = tl.load(dy_ptr + off, mask=m, other=0.0).to(ACC)
+def _masked_grad(dy_ptr, y_ptr, off, m, RELU: tl.constexpr, ACC: tl.constexpr, EV: tl.constexpr = ""):
+    """g = dy, zeroed where the ReLU output is <= 0 (a NaN output lets the gradient through); loads with eviction
+    policy EV."""
+    g = tl.load(dy_ptr + off, mask=m, other=0.0, eviction_policy=EV).to(ACC)
     if RELU:
-        yv = tl.load(y_ptr + off, mask=m, other=1.0).to(ACC)
+        yv = tl.load(y_ptr + off, mask=m, other=1.0, eviction_policy=EV).to(ACC)
         g = tl.where(yv <= 0, 0.0, g)
     return g
 
@@ -813,30 +866,54 @@ def _two_sum(a, b):
 
 @triton.jit
 def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
-               C, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: tl.constexpr,
+               C, KEEPV, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: tl.constexpr,
                CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr,
                DX: tl.constexpr,
-               DX_TRAIN: tl.constexpr, DZ: tl.constexpr, ACC: tl.constexpr):
+               DX_TRAIN: tl.constexpr, DZ: tl.constexpr, KEEP: tl.constexpr, ACC: tl.constexpr):
     """Over channels ``c`` and inner range [v0, v1): with SUMS, return (Σg, Σg·x̂); with DX, write
-    dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ.
+    dx = k1·g + k2 + k3·x̂ (DX_TRAIN) or dx = k1·g, and dz = g with DZ. KEEP: the tiles of the last KEEPV indices
+    load ``evict_last`` (``_kept_from``).
 
     x̂ = (x - mean)·rstd with mean = shift + mrel = ctr + err exactly (``_two_sum``): x̂ = (x - ctr)·rstd - err·rstd,
     one subtraction (exact for x near the mean) and one multiply-add per element where ((x - shift) - mrel)·rstd
     took three operations. x̂ itself enters the sums and dx, as in the reference, so Inf and NaN in g or x give
     what the reference gives (a correction applied to the sums instead would turn Σg = Inf into NaN)."""
-    NEED_X: tl.constexpr = SUMS or (DX and DX_TRAIN)
     ctr, err = _two_sum(shift, mrel)
     off_r = -err * rstd
-    ar = tl.arange(0, BS).to(IDX)
     sg = tl.zeros([CB, BS], ACC)  # per-lane sums, reduced once at the end (no cross-thread work in the loop)
     sgx = tl.zeros([CB, BS], ACC)
-    for vs in tl.range(v0, v1, BS, num_stages=STAGES):
+    if KEEP:
+        vk = _kept_from(v0, v1, KEEPV, BS)
+        sg, sgx = _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, rstd, k1, k2, k3, v0,
+                                 vk, v1, sg, sgx, C, IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, RELU, SUMS, DX,
+                                 DX_TRAIN, DZ, "", ACC)
+        sg, sgx = _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, rstd, k1, k2, k3, vk,
+                                 v1, v1, sg, sgx, C, IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, RELU, SUMS, DX,
+                                 DX_TRAIN, DZ, "evict_last", ACC)
+    else:
+        sg, sgx = _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, rstd, k1, k2, k3, v0,
+                                 v1, v1, sg, sgx, C, IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, RELU, SUMS, DX,
+                                 DX_TRAIN, DZ, "", ACC)
+    return tl.sum(sg, 1), tl.sum(sgx, 1)
+
+
+@triton.jit
+def _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, rstd, k1, k2, k3, vs0, vs1, v1,
+                   sg, sgx, C, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: tl.constexpr,
+                   BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr, DX: tl.constexpr,
+                   DX_TRAIN: tl.constexpr, DZ: tl.constexpr, EV: tl.constexpr, ACC: tl.constexpr):
+    """``_bwd_tiles``' work over its tiles starting at vs0, vs0 + BS, .. below vs1 (v1: the item's end), the per-lane
+    sums carried in and out, the loads with eviction policy EV."""
+    NEED_X: tl.constexpr = SUMS or (DX and DX_TRAIN)
+    ar = tl.arange(0, BS).to(IDX)
+    KS: tl.constexpr = STAGES if EV == "" else 1  # (pipelined loads, cp.async, drop the hint: Triton 3.6)
+    for vs in tl.range(vs0, vs1, BS, num_stages=KS):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
         off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
-        g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC)
+        g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC, EV)
         if NEED_X:
-            xv = tl.load(x_ptr + off, mask=m, other=0.0).to(ACC)
+            xv = tl.load(x_ptr + off, mask=m, other=0.0, eviction_policy=EV).to(ACC)
             xh = (xv - ctr[:, None]) * rstd[:, None] + off_r[:, None]
         if SUMS:
             sg += g
@@ -849,33 +926,52 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
             tl.store(dx_ptr + off, dx.to(dx_ptr.dtype.element_ty), mask=m)
             if DZ:
                 tl.store(dz_ptr + off, g.to(dz_ptr.dtype.element_ty), mask=m)
-    return tl.sum(sg, 1), tl.sum(sgx, 1)
+    return sg, sgx
 
 
 @triton.jit
-def _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1, C, S_RT, S_MG, AL: tl.constexpr,
-                      IDX: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr,
-                      ACC: tl.constexpr):
+def _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1, C, S_RT, S_MG, KEEPV,
+                      AL: tl.constexpr, IDX: tl.constexpr, CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
+                      RELU: tl.constexpr, KEEP: tl.constexpr, ACC: tl.constexpr):
     """``_bwd_tiles``' sums (Σg, Σg·x̂) over aligned rows of AL·M lanes (``_aligned_rows``; v0 and v1 multiples of AL):
     dy, x (and y) load as the whole aligned vectors that overlap a run; the lanes outside their run are left out of
-    the per-lane sums, which are reduced once at the end. x̂ as in ``_bwd_tiles``."""
+    the per-lane sums, which are reduced once at the end. x̂ as in ``_bwd_tiles``; KEEP as there."""
     WB: tl.constexpr = BS // AL
     ctr, err = _two_sum(shift, mrel)
     off_r = -err * rstd
-    ar = tl.arange(0, WB).to(IDX)
     sg = tl.zeros([CB, AL, WB], ACC)
     sgx = tl.zeros([CB, AL, WB], ACC)
-    for ws in tl.range(v0 // AL, v1 // AL, WB, num_stages=STAGES):
-        off, _, vm, m = _aligned_rows(c, cmask, ws + ar, v1 // AL, C, S_RT, S_MG, AL)
+    w0 = v0 // AL
+    w1 = v1 // AL
+    if KEEP:
+        wk = _kept_from(w0, w1, KEEPV // AL, WB)
+        sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, wk, w1, sg, sgx, C, S_RT,
+                                     S_MG, AL, IDX, WB, STAGES, RELU, "", ACC)
+        sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, wk, w1, w1, sg, sgx, C, S_RT,
+                                     S_MG, AL, IDX, WB, STAGES, RELU, "evict_last", ACC)
+    else:
+        sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, w1, w1, sg, sgx, C, S_RT,
+                                     S_MG, AL, IDX, WB, STAGES, RELU, "", ACC)
+    return tl.sum(tl.sum(sg, 1), 1), tl.sum(tl.sum(sgx, 1), 1)
+
+
+@triton.jit
+def _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, w1, w_end, sg, sgx, C, S_RT, S_MG,
+                       AL: tl.constexpr, IDX: tl.constexpr, WB: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr,
+                       EV: tl.constexpr, ACC: tl.constexpr):
+    """``_aligned_bwd_sums``' per-lane sums over the tiles of vectors w0 .. w1 - 1 (w_end: the item's end), the loads
+    with eviction policy EV."""
+    ar = tl.arange(0, WB).to(IDX)
+    KS: tl.constexpr = STAGES if EV == "" else 1  # (pipelined loads, cp.async, drop the hint: Triton 3.6)
+    for ws in tl.range(w0, w1, WB, num_stages=KS):
+        off, _, vm, m = _aligned_rows(c, cmask, ws + ar, w_end, C, S_RT, S_MG, AL)
         lm = vm[:, None, :]
-        g = tl.load(dy_ptr + off, mask=lm, other=0.0).to(ACC)
-        if RELU:
-            g = tl.where(tl.load(y_ptr + off, mask=lm, other=1.0).to(ACC) <= 0, 0.0, g)
-        xh = (tl.load(x_ptr + off, mask=lm, other=0.0).to(ACC) - ctr[:, None, None]) * rstd[:, None, None] \
-            + off_r[:, None, None]
+        g = _masked_grad(dy_ptr, y_ptr, off, lm, RELU, ACC, EV)
+        xh = (tl.load(x_ptr + off, mask=lm, other=0.0, eviction_policy=EV).to(ACC) - ctr[:, None, None]) \
+            * rstd[:, None, None] + off_r[:, None, None]
         sg += tl.where(m, g, 0.0)
         sgx += tl.where(m, g * xh, 0.0)
-    return tl.sum(tl.sum(sg, 1), 1), tl.sum(tl.sum(sgx, 1), 1)
+    return sg, sgx
 
 
 @triton.jit(do_not_specialize=["S_MG"])
@@ -885,7 +981,7 @@ def _bn_bwd_fused_kernel(
     dw_ptr, db_ptr, sums_ptr,  # sums_ptr: fp32/fp64 [2, C] (Σg, Σg·x̂) out
     part_ptr, sync_ptr, count_ptr,
     peers_ptr, flags_ptr, rank, R, FLAGS, SUMS_AT,
-    C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG,
+    C, V, VPI, SPLIT, NSUB, G, NCB_G, LAG, KEEPV,
     cnt_hi, cnt_lo, eps_hi, eps_lo,
     S_RT, S_MG,
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
@@ -894,7 +990,7 @@ def _bn_bwd_fused_kernel(
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
     HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
     WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr,
-    PEERS: tl.constexpr, XB: tl.constexpr, TIMEOUT_NS: tl.constexpr, AL: tl.constexpr,
+    PEERS: tl.constexpr, XB: tl.constexpr, TIMEOUT_NS: tl.constexpr, AL: tl.constexpr, KEEP: tl.constexpr,
 ):
     """Backward with parameter sums. Partials part_ptr[2, C, SPLIT] then [2, C, NSUB]; sync and merge
     hierarchy as in the forward (sub-group, channel block, group).
@@ -935,15 +1031,15 @@ def _bn_bwd_fused_kernel(
     if kind == _STATS:
         if MODE == 2:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, True, False, DZ,
-                                 ACC)
+                                 v0, v1, C, 0, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, True, False, DZ,
+                                 False, ACC)
         elif AL > 0:
-            sg, sgx = _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1, C, S_RT, S_MG, AL,
-                                        IDX, CB, BS, STAGES, RELU, ACC)
+            sg, sgx = _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1, C, S_RT, S_MG,
+                                        KEEPV, AL, IDX, CB, BS, STAGES, RELU, KEEP, ACC)
         else:
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
-                                 v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, False, False,
-                                 False, ACC)
+                                 v0, v1, C, KEEPV, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, False,
+                                 False, False, KEEP, ACC)
         p = part_ptr + c * SPLIT + j
         tl.store(p, sg, mask=cmask)
         tl.store(p + C * SPLIT, sgx, mask=cmask)
@@ -991,7 +1087,7 @@ def _bn_bwd_fused_kernel(
         k2 = -k1 * (fa / count)
         k3 = -k1 * (fb / count)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3,
-                   v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
+                   v0, v1, C, 0, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, False, ACC)
     if PEERS:
         _exchange_finish(flags_ptr, R, e, tl.num_programs(0), 1)
 
@@ -1049,10 +1145,10 @@ def _bn_bwd_dx_kernel(
         k2 = -k1 * (fa / n)
         k3 = -k1 * (fb / n)
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, mean, mrel, rstd, k1, k2, k3,
-                   v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, ACC)
+                   v0, v1, C, 0, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, True, DZ, False, ACC)
     else:
         _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, rstd, rstd, rstd, k1, k1, k1,
-                   v0, v1, C, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, ACC)
+                   v0, v1, C, 0, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, False, ACC)
 
 
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
@@ -1396,6 +1492,16 @@ def _sms(xv: View) -> int:
     return config.multiprocessor_count(config.device_index(xv.x))
 
 
+def _kept(plan: config.BatchNormPlan, reread_bytes: int) -> int:
+    """KEEPV of a reduction pass whose inputs (``reread_bytes`` in all) the next launch reads again: the indices at
+    each item's end that load ``evict_last`` (``_kept_from``), so that about ``config.BN_KEEP_BYTES`` of them, the
+    last read, stay in L2 for it; 0: none."""
+    keep = config.BN_KEEP_BYTES
+    if keep <= 0 or reread_bytes <= 0:
+        return 0
+    return plan.vpi if reread_bytes <= keep else -(-plan.vpi * keep // reread_bytes)
+
+
 def _sync(plan: config.BatchNormPlan, device: torch.device) -> torch.Tensor:
     """The zeroed int32 counters of a fused kernel's launch (``_sync_counters``)."""
     return _zeroed_counters(2 + plan.groups * plan.ncb_g * (plan.nsub + 1) + 3 * plan.groups, device)
@@ -1516,14 +1622,15 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split
     update = running_mean is not None
+    keepv = 0 if fused or al else _kept(plan, xv.x.numel() * xv.x.element_size())
     _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
-        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
+        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag, keepv,
         mh, ml, eh, el, ch, cl,
     ), dict(
         MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
-        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, AL=al,
+        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, AL=al, KEEP=keepv > 0,
     ), sv, plan, spatial)
     if not fused:
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
@@ -1581,12 +1688,12 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     ch, cl = _hilo(float(xv.count))
     _launch(_fwd_fused, "stats", plan.groups * plan.ncb_g * plan.split, (
         xv.x, xv.x, None, None, None, packed, packed, packed, None, None, None, part, sync,
-        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag,
+        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag, 0,
         0.0, 0.0, 0.0, 0.0, ch, cl,
     ), dict(
         MSUB=plan.msub, MS=plan.ms, MODE=1,
         HAS_W=False, HAS_B=False, HAS_Z=False, RELU=False, FIX_GAMMA=False, UPDATE_RUNNING=False,
-        MOMENTUM_NONE=False, AL=al,
+        MOMENTUM_NONE=False, AL=al, KEEP=False,
     ), sv, plan, spatial)
     return packed
 
@@ -1667,18 +1774,19 @@ def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps
 
 
 def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_var: bool, eps: float,
-             fix_gamma: bool, relu: bool, dw, db):
+             fix_gamma: bool, relu: bool, dw, db, keep: bool = False):
     """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx, one launch), "sums" (sums
     only) or "frozen" (dx = w·invstd·g and the sums in one pass). Writes dx/dz/dw/db when given; returns
-    the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂)."""
+    the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂). ``keep`` ("sums"): a dx pass follows, so the sums leave the end of
+    what they read in L2 for it (``_kept``)."""
     if mode == "train" and not config.batch_norm_train_fused("bwd", xv.x.numel()):
         sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
-                        fix_gamma=fix_gamma, relu=relu, dw=dw, db=db)
+                        fix_gamma=fix_gamma, relu=relu, dw=dw, db=db, keep=True)
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
                     eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
-                            eps=eps, fix_gamma=fix_gamma, relu=relu)
+                            eps=eps, fix_gamma=fix_gamma, relu=relu, keep=keep and mode == "sums")
 
 
 def backward_peers(xv: View, dy, y, dx, dz, weight, mean, invstd, dw, db, count: torch.Tensor, peers: Peers, *,
@@ -1693,9 +1801,9 @@ def backward_peers(xv: View, dy, y, dx, dz, weight, mean, invstd, dw, db, count:
 
 def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool,
                      eps: float, fix_gamma: bool, relu: bool, count: torch.Tensor | None = None,
-                     peers: Peers | None = None) -> torch.Tensor:
+                     peers: Peers | None = None, keep: bool = False) -> torch.Tensor:
     """One launch of the fused backward kernel (``mode`` as its MODE); with ``peers``, its exchange (then every
-    sums item is scheduled before any dx item: LAG = the number of groups)."""
+    sums item is scheduled before any dx item: LAG = the number of groups); ``keep`` as in ``backward``."""
     acc = _acc(xv.x.dtype)
     c = xv.c
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
@@ -1707,6 +1815,7 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     part = _scratch(2 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     grid = (2 if train else 1) * plan.groups * plan.ncb_g * plan.split
+    keepv = _kept(plan, streams * xv.x.numel()) if keep else 0
     ch, cl = _hilo(float(xv.count))
     eh, el = _hilo(eps)
     pa = (None, None, 0, 0, 0, 0) if peers is None else (
@@ -1714,13 +1823,13 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     _launch(_bwd_fused, "bwd", grid, (
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync, count, *pa,
         c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g,
-        plan.lag if peers is None else plan.groups, ch, cl, eh, el,
+        plan.lag if peers is None else plan.groups, keepv, ch, cl, eh, el,
     ), dict(
         MSUB=plan.msub, MS=plan.ms, MODE=mode,
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
         DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None,
         PEERS=peers is not None, XB=1 if peers is None else _peer_block(c),
-        TIMEOUT_NS=0 if peers is None else _peer_timeout_ns(), AL=al,
+        TIMEOUT_NS=0 if peers is None else _peer_timeout_ns(), AL=al, KEEP=keepv > 0,
     ), sv, plan, spatial)
     return sums
 

@@ -585,6 +585,17 @@ BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
 #: ascending order: reversed it gained up to 2 points on the H200 but took 28% longer at bf16 32×64×147² on the H100
 #: (100.7 -> 128.7 µs, not explained), and with each chunk's tiles descending too it lost 11% at 256×1024×14² (H200).
 BN_APPLY_REVERSE = True
+#: Bytes of their inputs that the two-launch training passes' reductions (the forward's statistics, the backward's
+#: sums) load ``evict_last``, at each item's end, so that the second launch, which reads them again, finds them in L2
+#: (``kernels.batch_norm._kept``); 0: none. Those tiles load unpipelined (Triton 3.6's cp.async drops the hint), and
+#: the forward over aligned rows (odd S) does without (both loops of an item then cost more than the hits save).
+#: Measured on an H100 (NOTES.md, session 26; CUDA-graph replays, % of copy, 3 rounds, none -> 8 MB): training
+#: backward bf16 NCHW 56² 55.8 -> 56.8, 28² 54.8 -> 55.5, 14² 52.3 -> 53.0, 8×256×128² 53.5 -> 54.7, 147² 48.5 ->
+#: 49.1, channels-last 56² 53.8 -> 54.6, fp32 NCHW 32×512×28² 47.9 -> 49.4; training forward 56² 58.2 -> 59.0,
+#: 128² 54.4 -> 55.1, channels-last 56² 54.0 -> 54.7, fp32 32×512×28² 53.1 -> 54.5, 28² and 14² within 0.3; the
+#: same tiles unhinted gained nothing (the loads' hint is the gain: ~8 MB more of the second read from L2), and
+#: 16-32 MB gained less (the unpipelined tail grows, the hits do not: ``benchmarks/scripts/l2_reuse.py``).
+BN_KEEP_BYTES = 8_000_000
 BN_WARPS = 8
 #: The statistics pass (the training forward's first launch, the one-launch forward, SyncBatchNorm's statistics)
 #: as one wave of at most this many items per multiprocessor, each as large as that allows: its programs (8 warps,
