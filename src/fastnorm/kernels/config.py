@@ -526,9 +526,13 @@ BN_TILE = {"fwd": 4096, "bwd": 2048, "sums": 4096}
 BN_ITEM = {"fused": 32768, "stream": 65536}
 #: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes), by kind. Measured
 #: on the H200 (NOTES.md, session 3): 32 for the statistics pass (channels-last training forward +1..4 points
-#: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²); the backward's sums pass
-#: takes the statistics pass's 32 (measured with its one-wave plan, session 15).
-BN_CL_CB = {"fused": 32, "stream": 64, "sums": 32}
+#: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²). The backward's sums pass
+#: took the statistics pass's 32 (session 15) until 64 measured better on an H100 (session 26; training backward,
+#: CUDA-graph replays, % of copy, 32 -> 64): bf16 8×256×128² 47.4 -> 52.5, 256×256×28² 51.9 -> 54.9, 256×1024×14²
+#: 54.0 -> 55.8, 2×256×200×304 50.3 -> 51.3, 256×64×56² 54.8 -> 55.1, fp32 256×64×56² 57.9 -> 57.6 (16-bit rows of
+#: 32 channels are half a 128-byte line, x's and dy's). The statistics pass at 64: 8×256×128² 47.0 -> 48.8, but 56²
+#: 55.1 -> 53.7 and 2×256×200×304 48.4 -> 47.4; it keeps 32.
+BN_CL_CB = {"fused": 32, "stream": 64, "sums": 64}
 #: Largest channel block for NCHW items that gather several small channels, and the smallest in the
 #: NCHW row layout (S <= BN_ROW_LANES_MAX: a channel's run per image is at most 64 elements, so one
 #: channel per tile reads many short runs; adjacent channels' runs are adjacent in memory).
