@@ -1573,7 +1573,8 @@ def _plan(xv: View, reread_bytes: int, kind: str, direction: str) -> config.Batc
     stats = kind == "fused" and direction == "fwd"  # the statistics pass: its items per SM by device
     return config.batch_norm_plan(xv.flat, xv.c, xv.v, reread_bytes, kind, direction,
                                   config.multiprocessor_count(device), xv.l,
-                                  config.batch_norm_stats_wave(device, xv.flat, xv.l) if stats else None)
+                                  config.batch_norm_stats_wave(device, xv.flat, xv.l) if stats else None,
+                                  xv.x.element_size())
 
 
 def _reduction_view(xv: View, streams: int, kind: str, direction: str, aligned: bool

@@ -526,13 +526,17 @@ BN_TILE = {"fwd": 4096, "bwd": 2048, "sums": 4096}
 BN_ITEM = {"fused": 32768, "stream": 65536}
 #: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes), by kind. Measured
 #: on the H200 (NOTES.md, session 3): 32 for the statistics pass (channels-last training forward +1..4 points
-#: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²). The backward's sums pass
-#: took the statistics pass's 32 (session 15) until 64 measured better on an H100 (session 26; training backward,
-#: CUDA-graph replays, % of copy, 32 -> 64): bf16 8×256×128² 47.4 -> 52.5, 256×256×28² 51.9 -> 54.9, 256×1024×14²
-#: 54.0 -> 55.8, 2×256×200×304 50.3 -> 51.3, 256×64×56² 54.8 -> 55.1, fp32 256×64×56² 57.9 -> 57.6 (16-bit rows of
-#: 32 channels are half a 128-byte line, x's and dy's). The statistics pass at 64: 8×256×128² 47.0 -> 48.8, but 56²
-#: 55.1 -> 53.7 and 2×256×200×304 48.4 -> 47.4; it keeps 32.
-BN_CL_CB = {"fused": 32, "stream": 64, "sums": 64}
+#: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²); the backward's sums pass
+#: takes the statistics pass's 32 (measured with its one-wave plan, session 15), widened to BN_CL_SUMS_ROW_BYTES.
+BN_CL_CB = {"fused": 32, "stream": 64, "sums": 32}
+#: The channels-last sums pass reads rows of at least this many bytes of x (and of dy): 16-bit x takes 64 channels a
+#: tile, where 32 were half a 128-byte line. Measured on an H100 (NOTES.md, session 26; training backward, CUDA-graph
+#: replays, % of copy, 32 -> 64 channels): bf16 8×256×128² 47.4 / 49.7 -> 52.5 / 52.5, 256×256×28² 51.9 -> 54.9,
+#: 256×1024×14² 54.0 -> 55.8, 2×256×200×304 50.3 -> 51.3, 256×64×56² 54.8 / 54.9 -> 55.1 / 55.1, 128×2048×7² 38.7 ->
+#: 38.7; fp32 at 64 lost (256×64×56² 58.1 -> 57.5, 8×256×128² 56.9 -> 56.3, 128×2048×7² 51.3 -> 50.6): it keeps 32,
+#: 128 bytes too. The statistics pass at 64: bf16 8×256×128² 47.0 -> 48.8, but 56² 55.1 -> 53.7 and 2×256×200×304
+#: 48.4 -> 47.4; it keeps 32.
+BN_CL_SUMS_ROW_BYTES = 128
 #: Largest channel block for NCHW items that gather several small channels, and the smallest in the
 #: NCHW row layout (S <= BN_ROW_LANES_MAX: a channel's run per image is at most 64 elements, so one
 #: channel per tile reads many short runs; adjacent channels' runs are adjacent in memory).
@@ -753,7 +757,7 @@ def batch_norm_stats_wave(device: int | None, flat: bool, lanes: int) -> int:
 
 @functools.cache
 def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, direction: str,
-                    sms: int = 4, lanes: int = 0, stats_wave: int | None = None) -> BatchNormPlan:
+                    sms: int = 4, lanes: int = 0, stats_wave: int | None = None, x_size: int = 0) -> BatchNormPlan:
     """Plan for ``c`` channels of ``v`` inner indices each on a device of ``sms`` multiprocessors.
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``: bytes per
@@ -767,7 +771,8 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     than BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it
     divides the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row
     layout's lanes per image (tiles hold whole rows), or 0; ``stats_wave``: the statistics pass's items per
-    multiprocessor (``batch_norm_stats_wave``; None: BN_STATS_WAVE).
+    multiprocessor (``batch_norm_stats_wave``; None: BN_STATS_WAVE); ``x_size``: bytes of an x element, which widen the
+    channels-last sums pass's tiles to BN_CL_SUMS_ROW_BYTES (0: BN_CL_CB alone).
     """
     tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
@@ -785,7 +790,10 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     slots = sms * per_sm
     item = max(min(tile, total), _cdiv(total, slots) if one_wave else min(BN_ITEM[kind], _cdiv(total, slots)))
     if flat:
-        cb = min(_next_pow2(c), BN_CL_CB[kind])
+        cb = BN_CL_CB[kind]
+        if kind == "sums" and x_size:
+            cb = max(cb, BN_CL_SUMS_ROW_BYTES // x_size)
+        cb = min(_next_pow2(c), cb)
     else:
         by_item = _prev_pow2(max(1, item // max(1, v)))
         if lanes:
