@@ -825,6 +825,8 @@ def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, devi
     the one-launch passes keep nothing."""
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
     monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "multiprocessor_count", lambda device: 4)  # the same plans on any device
+    monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2, "sums": 2})
     monkeypatch.setattr(config, "BN_CL_SUMS_ROW_BYTES", 0)  # the sums' tiles as set
