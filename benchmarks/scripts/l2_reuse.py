@@ -67,8 +67,8 @@ def _bench(fn) -> float:
 
 
 def _measure(mb: float, tails: list[float]) -> tuple[list[float], list[float]]:
-    """-> (pass 2's GB/s, the pair's GB/s on 3·size): cold (pass 2 alone; pair column: pass 1 plain then pass 2
-    ascending), ascending, descending, ascending + evict_first, descending + evict_first, then per tail T: T, T/f."""
+    """-> (pass 2's GB/s: cold (pass 2 alone), then after pass 1 — ascending, descending, ascending + evict_first,
+    descending + evict_first, then per tail T: T, T/f; the pair's GB/s on 3·size for the same variants but cold)."""
     n = int(mb * 1e6 / 2)
     x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
     y = torch.empty_like(x)
