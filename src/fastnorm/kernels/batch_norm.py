@@ -299,7 +299,8 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, KEEPV, IDX: tl.constexpr, 
 def _kept_from(v0, v1, KEEPV, BS: tl.constexpr):
     """The first index of the tile from which an item [v0, v1) read in tiles of BS loads its last KEEPV indices (at
     least) with ``evict_last``: the reduction passes (statistics, sums) leave those lines in L2 for the pass that
-    reads x again (``config.BN_KEEP_BYTES``); the tiles themselves are the same, so the sums' order is too."""
+    reads x again (``config.BN_KEEP_BYTES``); the tiles themselves are the same, so the sums' order is too. Those
+    tiles load unpipelined: Triton 3.6's pipelined loads (cp.async) drop the eviction hint."""
     return v0 + tl.maximum(v1 - v0 - KEEPV, 0) // BS * BS
 
 
@@ -310,7 +311,7 @@ def _welford_tiles(x_ptr, c, lm, shift, v0, t0, t1, mean_l, m2_l, C, IDX: tl.con
     """``_item_stats``' per-lane Welford update over its full tiles t0 .. t1 - 1 (tile t: indices v0 + t·BS ..), the
     loads with eviction policy EV."""
     ar = tl.arange(0, BS).to(IDX)
-    KS: tl.constexpr = STAGES if EV == "" else 1  # (pipelined loads, cp.async, drop the hint: Triton 3.6)
+    KS: tl.constexpr = STAGES if EV == "" else 1  # hinted loads unpipelined (``_kept_from``)
     for t in tl.range(t0, t1, num_stages=KS):
         v = v0 + t * BS + ar
         off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
@@ -357,7 +358,7 @@ def _aligned_stat_slots(x_ptr, c, cmask, shift, w0, w1, w_end, n_s, mean_s, m2_s
     """``_aligned_item_stats``' slot states updated over the tiles of vectors w0 .. w1 - 1 (w_end: the item's end),
     the loads with eviction policy EV."""
     ar = tl.arange(0, WB).to(IDX)
-    KS: tl.constexpr = STAGES if EV == "" else 1  # (pipelined loads, cp.async, drop the hint: Triton 3.6)
+    KS: tl.constexpr = STAGES if EV == "" else 1  # hinted loads unpipelined (``_kept_from``)
     for ws in tl.range(w0, w1, WB, num_stages=KS):
         off, r0, vm, m = _aligned_rows(c, cmask, ws + ar, w_end, C, S_RT, S_MG, AL)
         xv = tl.load(x_ptr + off, mask=vm[:, None, :], other=0.0, eviction_policy=EV).to(ACC) - shift[:, None, None]
@@ -906,7 +907,7 @@ def _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, r
     sums carried in and out, the loads with eviction policy EV."""
     NEED_X: tl.constexpr = SUMS or (DX and DX_TRAIN)
     ar = tl.arange(0, BS).to(IDX)
-    KS: tl.constexpr = STAGES if EV == "" else 1  # (pipelined loads, cp.async, drop the hint: Triton 3.6)
+    KS: tl.constexpr = STAGES if EV == "" else 1  # hinted loads unpipelined (``_kept_from``)
     for vs in tl.range(vs0, vs1, BS, num_stages=KS):
         v = vs + ar
         m = cmask[:, None] & ((v < v1) & _lanes_ok(v, S, L))[None, :]
@@ -962,7 +963,7 @@ def _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, w1,
     """``_aligned_bwd_sums``' per-lane sums over the tiles of vectors w0 .. w1 - 1 (w_end: the item's end), the loads
     with eviction policy EV."""
     ar = tl.arange(0, WB).to(IDX)
-    KS: tl.constexpr = STAGES if EV == "" else 1  # (pipelined loads, cp.async, drop the hint: Triton 3.6)
+    KS: tl.constexpr = STAGES if EV == "" else 1  # hinted loads unpipelined (``_kept_from``)
     for ws in tl.range(w0, w1, WB, num_stages=KS):
         off, _, vm, m = _aligned_rows(c, cmask, ws + ar, w_end, C, S_RT, S_MG, AL)
         lm = vm[:, None, :]
