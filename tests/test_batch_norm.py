@@ -793,20 +793,16 @@ def test_apply_reverse(monkeypatch, shape, cl, dtype, ragged, device):
 
 
 def _record_keeps(monkeypatch) -> list:
-    """(loop, KEEP, KEEPV, the plan's item length) of every tile-kernel launch from here on, in order."""
+    """(loop, KEEP, the KEEPV argument, the plan's item length and tile width) of every tile-kernel launch from here
+    on, in order."""
     keeps = []
-    real_launch, real_kept = K._launch, K._kept
-    asked = {}
-
-    def kept(plan, reread):
-        asked["plan"], asked["v"] = plan, real_kept(plan, reread)
-        return asked["v"]
+    real_launch = K._launch
 
     def launch(launcher, loop, grid, args, meta, xv, plan, spatial=None):
-        keeps.append((loop, meta.get("KEEP", False), asked.pop("v", 0), plan.vpi))
+        keepv = dict(zip(launcher.fn.arg_names, args, strict=False)).get("KEEPV", 0)  # (args: no constexprs)
+        keeps.append((loop, meta.get("KEEP", False), keepv, plan.vpi, plan.bs))
         return real_launch(launcher, loop, grid, args, meta, xv, plan, spatial)
 
-    monkeypatch.setattr(K, "_kept", kept)
     monkeypatch.setattr(K, "_launch", launch)
     return keeps
 
@@ -818,10 +814,11 @@ def _record_keeps(monkeypatch) -> list:
 ])
 def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, device):
     """The two-launch training passes' reductions load each item's last KEEPV indices ``evict_last`` (config.
-    BN_KEEP_BYTES, ``K._kept``), unpipelined, in a loop of their own. With a third of the re-read bytes kept (the split
-    inside items of several tiles) the forward (y, running statistics) and the backward (dx, dw, db) are bitwise
-    those without. The launches that keep are the forward's statistics (not over aligned rows) and the training
-    backward's sums, each with 0 < KEEPV < its item; the dx and apply passes, the frozen model's sums without dx and
+    BN_KEEP_BYTES, ``K._kept``), unpipelined, in a loop of their own. With a third of x's bytes kept (a third of the
+    forward's re-read bytes, a sixth of the backward's: x and dy), the split inside items of several tiles, the
+    forward (y, running statistics) and the backward (dx, dw, db) are bitwise those without. The launches that keep
+    are the forward's statistics (not over aligned rows) and the training backward's sums, each given a KEEPV that
+    leaves a full tile of its item before the split; the dx and apply passes, the frozen model's sums without dx and
     the one-launch passes keep nothing."""
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
     monkeypatch.setattr(config, "BN_RESIDENT", False)
@@ -840,16 +837,17 @@ def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, devi
         rm_, rv_ = rm.clone(), rv.clone()
         y = fastnorm.batch_norm(x, rm_, rv_, w, b, training=True)
         results.append((y, *torch.autograd.grad(y, (x, w, b), dy), rm_, rv_))
-        kept = {loop: (k, v, vpi) for loop, k, v, vpi in keeps}
+        kept = {loop: rest for loop, *rest in keeps}
         assert {"stats", "bwd", "dx"} <= set(kept), keeps
         if keep:
             assert kept["stats"][0] == (not aligned) and kept["bwd"][0], keeps
-            for loop in ("stats", "bwd") if not aligned else ("bwd",):
-                _, v, vpi = kept[loop]
-                assert 0 < v < vpi and vpi >= 3 * 16, (loop, keeps)  # the split inside items of several tiles
+            for loop, streams in (("stats", 1), ("bwd", 2))[aligned:]:  # (bytes re-read: x; x and dy)
+                _, v, vpi, bs = kept[loop]
+                assert v == -(-vpi * keep // (streams * reread)), (loop, keeps)  # the item's share of the bytes
+                assert 0 < v <= vpi - bs, (loop, keeps)  # the split inside the item: a full tile before it
         else:
-            assert not any(k for _, k, _, _ in keeps), keeps
-        assert not any(k for loop, k, _, _ in keeps if loop in ("apply", "dx")), keeps
+            assert not any(k or v for _, k, v, _, _ in keeps), keeps
+        assert not any(k for loop, k, *_ in keeps if loop in ("apply", "dx")), keeps
     for name, a, e in zip("y dx dw db running_mean running_var".split(), *results, strict=True):
         assert torch.equal(a, e), name
 
@@ -858,8 +856,8 @@ def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, devi
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", True)
     y = fastnorm.batch_norm(x, None, None, w, b, training=True)
     torch.autograd.grad(y, (x, w, b), dy)
-    assert [loop for loop, _, _, _ in keeps if loop != "apply"] == ["bwd", "stats", "bwd"], keeps
-    assert not any(k for _, k, _, _ in keeps), keeps
+    assert [loop for loop, *_ in keeps if loop != "apply"] == ["bwd", "stats", "bwd"], keeps
+    assert not any(k or v for _, k, v, _, _ in keeps), keeps
 
 
 #: (resident, fused, training, use_global_stats, flat apply) of each path through the tile kernels (flat apply: the

@@ -257,11 +257,12 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, KEEPV, IDX: tl.constexpr, 
     1/k is one scalar per tile and the loop has no cross-thread reduction); the lanes are merged once
     at the end (equal counts: mean of means, M2 = ΣM2 + k·Σ(mean_l - mean)²), and a ragged last tile
     is merged in with Chan's formula from its own two-pass statistics. AL > 0: NCHW runs read as aligned rows
-    (``_aligned_item_stats``). KEEP: the tiles of the item's last KEEPV indices load ``evict_last`` (``_kept_from``).
+    (``_aligned_item_stats``). KEEP (not with AL): the tiles of the item's last KEEPV indices load ``evict_last``
+    (``_kept_from``).
     """
+    tl.static_assert(AL == 0 or not KEEP, "aligned rows keep no tail (config.BN_KEEP_BYTES)")
     if AL > 0:
-        return _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, KEEPV, AL, IDX, CB, BS, STAGES,
-                                   KEEP, ACC)
+        return _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, AL, IDX, CB, BS, STAGES, ACC)
     ar = tl.arange(0, BS).to(IDX)
     nfull = (v1 - v0) // BS
     mean_l = tl.zeros([CB, BS], ACC)
@@ -324,51 +325,29 @@ def _welford_tiles(x_ptr, c, lm, shift, v0, t0, t1, mean_l, m2_l, C, IDX: tl.con
 
 
 @triton.jit
-def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, KEEPV, AL: tl.constexpr, IDX: tl.constexpr,
-                        CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, KEEP: tl.constexpr,
-                        ACC: tl.constexpr):
+def _aligned_item_stats(x_ptr, c, cmask, shift, v0, v1, C, S_RT, S_MG, AL: tl.constexpr, IDX: tl.constexpr,
+                        CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, ACC: tl.constexpr):
     """``_item_stats`` over aligned rows of AL·M lanes (``_aligned_rows``; V = N·AL·M, v0 and v1 multiples of AL).
     The loads take the whole aligned vectors that overlap a run; the real lanes differ from vector to vector, so a
     per-lane Welford state (one count for all lanes) does not apply. Instead each vector's real lanes give its
     two-pass (count, mean, M2) of x − shift in its thread's registers, merged with Chan's formula into a state per
     vector slot of the tile, and the slots are merged once, at the end, in a fixed tree (``tl.reduce``): no reduction
-    across threads per tile. KEEP: the tiles of the last KEEPV indices load ``evict_last`` (``_kept_from``)."""
+    across threads per tile."""
     WB: tl.constexpr = BS // AL
+    ar = tl.arange(0, WB).to(IDX)
     n_s = tl.zeros([CB, WB], ACC)
     mean_s = tl.zeros([CB, WB], ACC)
     m2_s = tl.zeros([CB, WB], ACC)
-    w0 = v0 // AL
-    w1 = v1 // AL
-    if KEEP:
-        wk = _kept_from(w0, w1, KEEPV // AL, WB)
-        n_s, mean_s, m2_s = _aligned_stat_slots(x_ptr, c, cmask, shift, w0, wk, w1, n_s, mean_s, m2_s, C, S_RT, S_MG,
-                                                AL, IDX, WB, STAGES, "", ACC)
-        n_s, mean_s, m2_s = _aligned_stat_slots(x_ptr, c, cmask, shift, wk, w1, w1, n_s, mean_s, m2_s, C, S_RT, S_MG,
-                                                AL, IDX, WB, STAGES, "evict_last", ACC)
-    else:
-        n_s, mean_s, m2_s = _aligned_stat_slots(x_ptr, c, cmask, shift, w0, w1, w1, n_s, mean_s, m2_s, C, S_RT, S_MG,
-                                                AL, IDX, WB, STAGES, "", ACC)
-    return tl.reduce((n_s, mean_s, m2_s), 1, _chan)
-
-
-@triton.jit
-def _aligned_stat_slots(x_ptr, c, cmask, shift, w0, w1, w_end, n_s, mean_s, m2_s, C, S_RT, S_MG, AL: tl.constexpr,
-                        IDX: tl.constexpr, WB: tl.constexpr, STAGES: tl.constexpr, EV: tl.constexpr,
-                        ACC: tl.constexpr):
-    """``_aligned_item_stats``' slot states updated over the tiles of vectors w0 .. w1 - 1 (w_end: the item's end),
-    the loads with eviction policy EV."""
-    ar = tl.arange(0, WB).to(IDX)
-    KS: tl.constexpr = STAGES if EV == "" else 1  # hinted loads unpipelined (``_kept_from``)
-    for ws in tl.range(w0, w1, WB, num_stages=KS):
-        off, r0, vm, m = _aligned_rows(c, cmask, ws + ar, w_end, C, S_RT, S_MG, AL)
-        xv = tl.load(x_ptr + off, mask=vm[:, None, :], other=0.0, eviction_policy=EV).to(ACC) - shift[:, None, None]
+    for ws in tl.range(v0 // AL, v1 // AL, WB, num_stages=STAGES):
+        off, r0, vm, m = _aligned_rows(c, cmask, ws + ar, v1 // AL, C, S_RT, S_MG, AL)
+        xv = tl.load(x_ptr + off, mask=vm[:, None, :], other=0.0).to(ACC) - shift[:, None, None]
         mf = tl.where(m, 1.0, 0.0)
         xz = tl.where(m, xv, 0.0)
         nv = tl.where(vm, tl.maximum(tl.minimum(S_RT - r0, AL) - tl.maximum(-r0, 0), 0), 0).to(ACC)
         mv = tl.sum(xz, 1) / tl.maximum(nv, 1.0)
         d = tl.fma(-mv[:, None, :], mf, xz)  # the real lanes' x − mean (mf = 1: one rounding), 0 elsewhere
         n_s, mean_s, m2_s = _chan_slot(n_s, mean_s, m2_s, nv, mv, tl.sum(rounded_prod(d, d), 1))
-    return n_s, mean_s, m2_s
+    return tl.reduce((n_s, mean_s, m2_s), 1, _chan)
 
 
 @triton.jit
@@ -571,7 +550,7 @@ def _apply_tile(xv, off, m, y_ptr, z_ptr, shift, mrel, scale, beta, HAS_Z: tl.co
     tl.store(y_ptr + off, yv.to(y_ptr.dtype.element_ty), mask=m)
 
 
-@triton.jit(do_not_specialize=["S_MG"])
+@triton.jit(do_not_specialize=["S_MG", "KEEPV"])
 def _bn_fwd_fused_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr,
     out_a_ptr, out_b_ptr, out_c_ptr,  # MODE 0/2: shift, mean_rel, invstd;  MODE 1: out_a = packed stats
@@ -945,7 +924,7 @@ def _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1,
     w0 = v0 // AL
     w1 = v1 // AL
     if KEEP:
-        wk = _kept_from(w0, w1, KEEPV // AL, WB)
+        wk = _kept_from(w0, w1, tl.cdiv(KEEPV, AL), WB)
         sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, wk, w1, sg, sgx, C, S_RT,
                                      S_MG, AL, IDX, WB, STAGES, RELU, "", ACC)
         sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, wk, w1, w1, sg, sgx, C, S_RT,
@@ -975,7 +954,7 @@ def _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, w1,
     return sg, sgx
 
 
-@triton.jit(do_not_specialize=["S_MG"])
+@triton.jit(do_not_specialize=["S_MG", "KEEPV"])
 def _bn_bwd_fused_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
     shift_ptr, mrel_ptr, rstd_ptr,
@@ -1777,10 +1756,10 @@ def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps
 
 def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_var: bool, eps: float,
              fix_gamma: bool, relu: bool, dw, db, keep: bool = False):
-    """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx, one launch), "sums" (sums
-    only) or "frozen" (dx = w·invstd·g and the sums in one pass). Writes dx/dz/dw/db when given; returns
-    the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂). ``keep`` ("sums"): a dx pass follows, so the sums leave the end of
-    what they read in L2 for it (``_kept``)."""
+    """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx: one launch, or two over large tensors,
+    ``config.batch_norm_train_fused``), "sums" (sums only) or "frozen" (dx = w·invstd·g and the sums in one pass).
+    Writes dx/dz/dw/db when given; returns the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂). ``keep`` ("sums"): a dx pass
+    follows, so the sums leave the end of what they read in L2 for it (``_kept``)."""
     if mode == "train" and not config.batch_norm_train_fused("bwd", xv.x.numel()):
         sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
                         fix_gamma=fix_gamma, relu=relu, dw=dw, db=db, keep=True)

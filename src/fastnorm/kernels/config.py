@@ -529,13 +529,13 @@ BN_ITEM = {"fused": 32768, "stream": 65536}
 #: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²); the backward's sums pass
 #: takes the statistics pass's 32 (measured with its one-wave plan, session 15), widened to BN_CL_SUMS_ROW_BYTES.
 BN_CL_CB = {"fused": 32, "stream": 64, "sums": 32}
-#: The channels-last sums pass reads rows of at least this many bytes of x (and of dy): 16-bit x takes 64 channels a
-#: tile, where 32 were half a 128-byte line. Measured on an H100 (NOTES.md, session 26; training backward, CUDA-graph
-#: replays, % of copy, 32 -> 64 channels): bf16 8×256×128² 47.4 / 49.7 -> 52.5 / 52.5, 256×256×28² 51.9 -> 54.9,
-#: 256×1024×14² 54.0 -> 55.8, 2×256×200×304 50.3 -> 51.3, 256×64×56² 54.8 / 54.9 -> 55.1 / 55.1, 128×2048×7² 38.7 ->
-#: 38.7; fp32 at 64 lost (256×64×56² 58.1 -> 57.5, 8×256×128² 56.9 -> 56.3, 128×2048×7² 51.3 -> 50.6): it keeps 32,
-#: 128 bytes too. The statistics pass at 64: bf16 8×256×128² 47.0 -> 48.8, but 56² 55.1 -> 53.7 and 2×256×200×304
-#: 48.4 -> 47.4; it keeps 32.
+#: The channels-last sums pass reads rows of at least this many bytes of x (and of dy), or all C: 16-bit x takes 64
+#: channels a tile, where 32 were half a 128-byte line. Measured on an H100 (NOTES.md, session 26; training backward,
+#: CUDA-graph replays, % of copy, 32 -> 64 channels): bf16 8×256×128² 47.4 / 49.7 -> 52.5 / 52.5, 256×256×28² 51.9 ->
+#: 54.9, 256×1024×14² 54.0 -> 55.8, 2×256×200×304 50.3 -> 51.3, 256×64×56² 54.8 / 54.9 -> 55.1 / 55.1, 128×2048×7² 38.7
+#: -> 38.7; fp32 at 64 lost (256×64×56² 58.1 -> 57.5, 8×256×128² 56.9 -> 56.3, 128×2048×7² 51.3 -> 50.6): it keeps 32,
+#: 128 bytes too. The statistics pass at 64: bf16 8×256×128² 47.0 -> 48.8, but 56² 55.1 -> 53.7 and 2×256×200×304 48.4
+#: -> 47.4; it keeps 32.
 BN_CL_SUMS_ROW_BYTES = 128
 #: Largest channel block for NCHW items that gather several small channels, and the smallest in the
 #: NCHW row layout (S <= BN_ROW_LANES_MAX: a channel's run per image is at most 64 elements, so one
@@ -771,8 +771,8 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     than BN_NCHW_ROW_MIN_CB channels in the row layout and BN_NCHW_STREAM_MIN_CB in the one-pass forward (where it
     divides the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row
     layout's lanes per image (tiles hold whole rows), or 0; ``stats_wave``: the statistics pass's items per
-    multiprocessor (``batch_norm_stats_wave``; None: BN_STATS_WAVE); ``x_size``: bytes of an x element, which widen the
-    channels-last sums pass's tiles to BN_CL_SUMS_ROW_BYTES (0: BN_CL_CB alone).
+    multiprocessor (``batch_norm_stats_wave``; None: BN_STATS_WAVE); ``x_size``: bytes of an x element, with which
+    the channels-last sums pass's channel block widens to BN_CL_SUMS_ROW_BYTES of a row (0: BN_CL_CB alone).
     """
     tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
