@@ -268,15 +268,14 @@ def _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, KEEPV, IDX: tl.constexpr, 
     mean_l = tl.zeros([CB, BS], ACC)
     m2_l = tl.zeros([CB, BS], ACC)
     lm = cmask[:, None] & _lanes_ok(ar, S, L)[None, :]  # the same lanes are padding in every tile
+    tk = nfull  # the kept tiles' first (KEEP), else past the last
     if KEEP:
         tk = (_kept_from(v0, v1, KEEPV, BS) - v0) // BS
-        mean_l, m2_l = _welford_tiles(x_ptr, c, lm, shift, v0, 0, tk, mean_l, m2_l, C, IDX, S, S_RT, S_MG, FLAT, L, BS,
-                                      STAGES, "", ACC)
+    mean_l, m2_l = _welford_tiles(x_ptr, c, lm, shift, v0, 0, tk, mean_l, m2_l, C, IDX, S, S_RT, S_MG, FLAT, L, BS,
+                                  STAGES, "", ACC)
+    if KEEP:
         mean_l, m2_l = _welford_tiles(x_ptr, c, lm, shift, v0, tk, nfull, mean_l, m2_l, C, IDX, S, S_RT, S_MG, FLAT, L,
                                       BS, STAGES, "evict_last", ACC)
-    else:
-        mean_l, m2_l = _welford_tiles(x_ptr, c, lm, shift, v0, 0, nfull, mean_l, m2_l, C, IDX, S, S_RT, S_MG, FLAT, L,
-                                      BS, STAGES, "", ACC)
     kf = tl.cast(nfull, ACC)
     lw = _lanes_ok(ar, S, L).to(ACC)
     nl = tl.sum(lw, 0)
@@ -862,18 +861,15 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     off_r = -err * rstd
     sg = tl.zeros([CB, BS], ACC)  # per-lane sums, reduced once at the end (no cross-thread work in the loop)
     sgx = tl.zeros([CB, BS], ACC)
+    vk = v1  # the kept tiles' first index (KEEP), else the item's end
     if KEEP:
         vk = _kept_from(v0, v1, KEEPV, BS)
-        sg, sgx = _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, rstd, k1, k2, k3, v0,
-                                 vk, v1, sg, sgx, C, IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, RELU, SUMS, DX,
-                                 DX_TRAIN, DZ, "", ACC)
+    sg, sgx = _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, rstd, k1, k2, k3, v0, vk, v1,
+                             sg, sgx, C, IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, RELU, SUMS, DX, DX_TRAIN, DZ, "", ACC)
+    if KEEP:
         sg, sgx = _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, rstd, k1, k2, k3, vk,
                                  v1, v1, sg, sgx, C, IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, RELU, SUMS, DX,
                                  DX_TRAIN, DZ, "evict_last", ACC)
-    else:
-        sg, sgx = _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, rstd, k1, k2, k3, v0,
-                                 v1, v1, sg, sgx, C, IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, RELU, SUMS, DX,
-                                 DX_TRAIN, DZ, "", ACC)
     return tl.sum(sg, 1), tl.sum(sgx, 1)
 
 
@@ -923,15 +919,14 @@ def _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1,
     sgx = tl.zeros([CB, AL, WB], ACC)
     w0 = v0 // AL
     w1 = v1 // AL
+    wk = w1  # the kept tiles' first vector (KEEP), else the item's end
     if KEEP:
         wk = _kept_from(w0, w1, tl.cdiv(KEEPV, AL), WB)
-        sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, wk, w1, sg, sgx, C, S_RT,
-                                     S_MG, AL, IDX, WB, STAGES, RELU, "", ACC)
+    sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, wk, w1, sg, sgx, C, S_RT, S_MG,
+                                 AL, IDX, WB, STAGES, RELU, "", ACC)
+    if KEEP:
         sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, wk, w1, w1, sg, sgx, C, S_RT,
                                      S_MG, AL, IDX, WB, STAGES, RELU, "evict_last", ACC)
-    else:
-        sg, sgx = _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, w1, w1, sg, sgx, C, S_RT,
-                                     S_MG, AL, IDX, WB, STAGES, RELU, "", ACC)
     return tl.sum(tl.sum(sg, 1), 1), tl.sum(tl.sum(sgx, 1), 1)
 
 
