@@ -564,6 +564,28 @@ def _dx_from_loads(x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2, weight_offset, HA
 
 
 @triton.jit
+def _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
+              weight_offset, HAS_OFFSET: tl.constexpr, zero, eps, N, stride_dro, stride_dx, stride_dres,
+              IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, HOLD_LOADED: tl.constexpr,
+              HAS_DRES_OUT: tl.constexpr, HAS_DRES: tl.constexpr, DEGENERATE: tl.constexpr, ACC: tl.constexpr):
+    """Write dx of one piece of whole rows (:func:`_bwd_piece`) after the row sums ``c1``, ``c2``: held as loaded
+    (HOLD_LOADED) straight from its loads (:func:`_dx_from_loads`: fewer instructions than x̂ and g formed again),
+    or, in the degenerate rows, from x̂ and g formed again (:func:`_formed_again`); otherwise from the x̂ and g it
+    kept (:func:`_bwd_store`)."""
+    dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)
+    if HOLD_LOADED and not DEGENERATE:
+        _store_dx(DX, DRES, rows64, cols, mask, _dx_from_loads(
+            x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2, weight_offset, HAS_OFFSET, zero, IS_RMS, HAS_W, W_IN_LOOP,
+            ACC), dro, stride_dx, stride_dres, HAS_DRES_OUT, HAS_DRES, ACC)
+    else:
+        if HOLD_LOADED:
+            xhat, g = _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, zero, IS_RMS,
+                                    HAS_W, W_IN_LOOP, ACC)
+        _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres, IS_RMS,
+                   HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
+
+
+@triton.jit
 def _store_dx(DX, DRES, rows64, cols, mask, dx, dro, stride_dx, stride_dres, HAS_DRES_OUT: tl.constexpr,
               HAS_DRES: tl.constexpr, ACC: tl.constexpr):
     """Store dx (plus residual_out's gradient ``dro``) at columns ``cols`` of rows ``rows64``, and as the
@@ -662,30 +684,13 @@ def _norm_bwd_kernel(
                 c2 += p2
             c1 = c1 / N
             c2 = c2 / N
-            if HOLD_LOADED and not DEGENERATE:  # dx from the loads: fewer instructions than x̂ and g formed again
-                dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)
-                _store_dx(DX, DRES, rows64, cols, mask, _dx_from_loads(
-                    x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2, weight_offset, HAS_OFFSET, zero, IS_RMS, HAS_W,
-                    W_IN_LOOP, ACC), dro, stride_dx, stride_dres, HAS_DRES_OUT, HAS_DRES, ACC)
-                if TWO:
-                    dro2 = _dres_out_load(DRES_OUT, rows64, cols2, mask2, stride_dro, HAS_DRES_OUT)
-                    _store_dx(DX, DRES, rows64, cols2, mask2, _dx_from_loads(
-                        x_l2, dy_l2, w_l2, w2, k, mean_r, rstd, c1, c2, weight_offset, HAS_OFFSET, zero, IS_RMS, HAS_W,
-                        W_IN_LOOP, ACC), dro2, stride_dx, stride_dres, HAS_DRES_OUT, HAS_DRES, ACC)
-            else:
-                if HOLD_LOADED:
-                    xhat, g = _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, zero,
-                                            IS_RMS, HAS_W, W_IN_LOOP, ACC)
-                    if TWO:
-                        xhat2, g2 = _formed_again(x_l2, dy_l2, w_l2, w2, k, mean_r, rstd, weight_offset, HAS_OFFSET,
-                                                  zero, IS_RMS, HAS_W, W_IN_LOOP, ACC)
-                dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)
-                _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres,
-                           IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
-                if TWO:
-                    dro2 = _dres_out_load(DRES_OUT, rows64, cols2, mask2, stride_dro, HAS_DRES_OUT)
-                    _bwd_store(DX, DRES, rows64, cols2, mask2, g2, xhat2, c1, c2, rstd, dro2, eps, N, stride_dx,
-                               stride_dres, IS_RMS, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
+            _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
+                      weight_offset, HAS_OFFSET, zero, eps, N, stride_dro, stride_dx, stride_dres, IS_RMS, HAS_W,
+                      W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
+            if TWO:
+                _piece_dx(DX, DRES, DRES_OUT, rows64, cols2, mask2, g2, xhat2, x_l2, dy_l2, w_l2, w2, k, mean_r, rstd,
+                          c1, c2, weight_offset, HAS_OFFSET, zero, eps, N, stride_dro, stride_dx, stride_dres, IS_RMS,
+                          HAS_W, W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
         if HAS_W:
             tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0, keep_dims=True), mask=col_mask)
             if TWO:
