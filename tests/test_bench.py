@@ -213,6 +213,59 @@ def test_host_bound_cells_are_marked():
     assert common.Timer("cpu").host_ms(lambda: None) is None
 
 
+def test_gpu_time_cells_speedups_and_notes():
+    """A record with a GPU time alone shows its % after the main one (marked), the speed-up column adds the
+    speed-up on GPU times (naming its peer where another one is fastest there), the notes say what the mark means
+    and list failed captures; records without one keep the plain cells."""
+    g = common.GRAPH_MARK
+    mine = common.finish_graph(_rec("fastnorm", "a", 1.0), 0.5, 2.0)  # 1e6 bytes: 2 GB/s = 200% of a 1 GB/s copy
+    torch_rec = common.finish_graph(_rec("torch", "a", 0.5), 1.0, 2.0)
+    liger = common.finish_graph(_rec("liger", "a", 0.8), 0.4, 2.0)
+    assert mine["graph_ms"] == 0.5 and mine["graph_gbps"] == pytest.approx(2.0)
+    assert mine["graph_pct_copy"] == pytest.approx(100.0)
+    failed = _rec("fastnorm", "b", 1.0, graph_error="RuntimeError: capture")
+    plain = _rec("torch", "b", 2.0)
+    text = common.perf_table([mine, torch_rec, liger, failed, plain], lambda r: r["label"],
+                             ["fastnorm", "torch", "liger"])
+    lines = text.splitlines()
+    assert [c.strip() for c in lines[0].split("|")][2:5] == [f"{i} GB/s (% copy) · %{g}"
+                                                            for i in ("fastnorm", "torch", "liger")]
+    row_a = next(line for line in lines if line.startswith("| a "))
+    assert f"1 (50%) · 100%{g}" in row_a and f"2 (100%) · 50%{g}" in row_a
+    assert f"0.50× (torch) · 0.80×{g} (liger)" in row_a  # GPU times: liger 0.4 ms is the fastest peer
+    row_b = next(line for line in lines if line.startswith("| b "))
+    assert g not in row_b and row_b.split("|")[-2].strip() == "2.00× (torch)"
+    assert f"- {common.GRAPH_NOTE}" in text and f"- {g} fastnorm not captured: RuntimeError: capture (at b)" in text
+    assert common.speedup({"fastnorm": mine, "torch": plain}, "graph_ms") is None
+    assert common.GRAPH_NOTE not in common.perf_table([plain], lambda r: r["label"], ["torch"])
+
+
+def test_measurer_times_the_graph_factory_and_survives_a_failed_capture():
+    """With a factory the meter asks the timer for the GPU time alone (None on a CPU: nothing added); a failed
+    capture keeps the timed record "ok" with the error; ``graphs=False`` never asks."""
+    class Timer(common.Timer):
+        def graph_ms(self, make):
+            fn = make()
+            fn()
+            return 0.25
+
+    meter = common.Measurer(Timer("cpu", warmup_ms=0, rep_ms=1), copy_gbps=4.0, deadline=common.Deadline(None))
+    made = []
+    rec = meter.time(common.record(impl="a", label="x"), 1000, lambda: None, lambda: made.append(1) or (lambda: None))
+    assert rec["status"] == "ok" and rec["graph_ms"] == 0.25 and made == [1]
+    assert rec["graph_pct_copy"] == pytest.approx(100 * common.gbps(1000, 0.25) / 4.0)
+
+    def broken():
+        raise RuntimeError("operation not permitted when stream is capturing")
+    rec = meter.time(common.record(impl="a", label="y"), 1000, lambda: None, broken)
+    assert rec["status"] == "ok" and "graph_ms" not in rec and rec["graph_error"].startswith("RuntimeError: operation")
+    assert meter.lost is None
+    off = common.Measurer(Timer("cpu", warmup_ms=0, rep_ms=1), 4.0, common.Deadline(None), graphs=False)
+    assert "graph_ms" not in off.time(common.record(impl="a", label="z"), 1000, lambda: None, broken)
+    cpu = common.Measurer(common.Timer("cpu", warmup_ms=0, rep_ms=1), 4.0, common.Deadline(None))
+    assert "graph_ms" not in cpu.time(common.record(impl="a", label="z"), 1000, lambda: None, lambda: lambda: None)
+
+
 def test_markdown_table_alignment():
     text = common.markdown_table(["a", "long header"], [["1", "2"], ["333", "4"]])
     widths = {len(line) for line in text.splitlines()}
@@ -408,6 +461,63 @@ def test_batchnorm_suite_same_bytes_reference_on_cpu(tmp_path):
                                   impls="torch,fastnorm"))
     assert not any(r["impl"] == common.REFERENCE for r in without["records"])
     assert common.REFERENCE_TITLE not in headline_bn(without, "float32")
+
+
+def _graph_calls(monkeypatch) -> dict:
+    """Make each suite record's GPU-time factory run on the CPU: the timer times ``make()``'s call, and its first
+    result is kept per (implementation, label, layout, mode or direction)."""
+    made = {}
+    time = common.Measurer.time
+
+    def timed(self, rec, nbytes, fn, make=None):
+        if make is not None:
+            out = make()()
+            made[(rec["impl"], rec["label"], rec.get("layout"), rec.get("mode") or rec.get("direction"))] = out
+        return time(self, rec, nbytes, fn, make)
+
+    monkeypatch.setattr(common.Measurer, "time", timed)
+    monkeypatch.setattr(common.Timer, "graph_ms", lambda self, make: self(make()))
+    return made
+
+
+def test_batchnorm_suite_graph_factories_compute_each_mode(tmp_path, monkeypatch):
+    """Every record gets a GPU-time figure; each mode's factory gives that mode's result (a backward's after a
+    forward of its own: fastnorm's dx, dγ, dβ equal torch's), the reference's its copy / add; ``--no-graphs``
+    measures none."""
+    made = _graph_calls(monkeypatch)
+    args = _args(batchnorm, tmp_path, shapes="4x3x5x5", dtypes="fp32", impls="fastnorm,torch,copy", no_plots=True)
+    doc = batchnorm.run(args)
+    assert doc["settings"]["graphs"] is True
+    assert all(r["status"] == "ok" and r["graph_ms"] > 0 for r in doc["records"])
+    for (impl, label, layout, mode), out in made.items():
+        if impl == common.REFERENCE:
+            continue
+        theirs = made[("torch", label, layout, mode)]
+        if mode.endswith("bwd"):
+            assert len(out) == 3 and out[0].shape == (4, 3, 5, 5)
+            for a, e in zip(out, theirs, strict=True):
+                torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+        else:
+            assert out.shape == (4, 3, 5, 5)
+            torch.testing.assert_close(out, theirs, rtol=1e-4, atol=1e-4)
+    assert f"%{common.GRAPH_MARK}" in batchnorm.markdown(doc) and common.GRAPH_NOTE in batchnorm.markdown(doc)
+    doc = batchnorm.run(_args(batchnorm, tmp_path, shapes="4x3x5x5", dtypes="fp32", impls="fastnorm", ops="eval_fwd",
+                              no_plots=True, no_graphs=True))
+    assert doc["settings"]["graphs"] is False and not any("graph_ms" in r for r in doc["records"])
+
+
+def test_norms_suite_graph_factories_compute_each_direction(tmp_path, monkeypatch):
+    made = _graph_calls(monkeypatch)
+    args = _args(norms, tmp_path, op="layernorm", shapes="4x40", dtypes="fp32", impls="fastnorm,torch",
+                 no_plots=True)
+    args.compile = "none"
+    doc = norms.run(args)
+    assert all(r["status"] == "ok" and r["graph_ms"] > 0 for r in doc["records"])
+    fwd, bwd = made[("fastnorm", "4×40", None, "fwd")], made[("fastnorm", "4×40", None, "bwd")]
+    torch.testing.assert_close(fwd[0], made[("torch", "4×40", None, "fwd")][0])
+    assert len(bwd) == 3
+    for a, e in zip(bwd, made[("torch", "4×40", None, "bwd")], strict=True):
+        torch.testing.assert_close(a, e, rtol=1e-5, atol=1e-5)
 
 
 def test_bench_cli(capsys):

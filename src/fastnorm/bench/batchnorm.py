@@ -272,7 +272,7 @@ def run(args: argparse.Namespace) -> dict:
     records: list[dict] = []
     compile_spent = 0.0
     with common.progress(len(cases) * (len(impls) + reference) * len(modes), "batchnorm") as bar:
-        meter = common.Measurer(timer, copy["gbps"], deadline, bar)
+        meter = common.Measurer(timer, copy["gbps"], deadline, bar, graphs=not args.no_graphs)
         for case in cases:
             bar.set_postfix_str(f"{common.SHORT_DTYPE[case.dtype]} {case.layout} {case.label}", refresh=False)
             base = dict(suite="batchnorm", op="batchnorm", dtype=common.dtype_name(case.dtype), param_dtype="float32",
@@ -319,7 +319,7 @@ def run(args: argparse.Namespace) -> dict:
                          impls=[i.name for i in impls] + ([common.REFERENCE] if reference else []),
                          momentum=MOMENTUM, eps=EPS,
                          compile_shapes=None if compile_shapes is None else [list(s) for s in sorted(compile_shapes)],
-                         time_budget_s=budget, compile_budget_s=compile_budget),
+                         time_budget_s=budget, compile_budget_s=compile_budget, graphs=not args.no_graphs),
         "unavailable": unavailable, "notes": notes, "elapsed_s": round(deadline.elapsed(), 1), "records": records,
     }
     out = Path(args.out)
@@ -346,23 +346,27 @@ def _measure(meter: common.Measurer, impl, case: Case, inputs, refs: dict, todo:
         try:
             t0 = time.perf_counter()
             if mode == "eval_fwd":
-                def call():
+                def forward():
                     with torch.no_grad():
                         return fns["eval"](x, rm0, rv0, w, b)
-                first = call()
             else:
                 f = fns["train" if mode.startswith("train") else "frozen"]
                 rm, rv = (rm_t, rv_t) if mode.startswith("train") else (rm0, rv0)
 
-                def call(f=f, rm=rm, rv=rv):
+                def forward(f=f, rm=rm, rv=rv):
                     return f(x, rm, rv, w, b)
-                first = call()
-                if mode.endswith("bwd"):
-                    y = first
-                    first = torch.autograd.grad(y, [x, w, b], dy, retain_graph=True)[0]
 
-                    def call(y=y):
-                        return torch.autograd.grad(y, [x, w, b], dy, retain_graph=True)
+            backward = mode.endswith("bwd")
+
+            def make(forward=forward, backward=backward):
+                """The timed call (a backward after a forward of its own: on the capturing stream, for graphs)."""
+                if not backward:
+                    return forward
+                y = forward()
+                return lambda: torch.autograd.grad(y, [x, w, b], dy, retain_graph=True)
+            call = make()
+            first = call()
+            first = first[0] if backward else first
             err = common.rel_err(first, refs[mode])
             if x.device.type == "cuda":
                 torch.cuda.synchronize()
@@ -375,7 +379,7 @@ def _measure(meter: common.Measurer, impl, case: Case, inputs, refs: dict, todo:
             rec["mismatch"] = err
         if impl.name == "compile":
             rec["compile_s"] = round(setup_s, 2)
-        meter.time(rec, case_bytes(case, mode), call)
+        meter.time(rec, case_bytes(case, mode), call, make)
 
 
 # ------------------------------------------------------------------------------------ tables and plots

@@ -13,6 +13,9 @@ How a figure is made (``../shared/BENCHMARKS.md``'s protocol)
   each call hides host time up to the flush's own duration (~70 us for 256 MiB on an H200); past that, the figure
   itself includes host time. Host speed differs between machines (several-fold for the same Python code), which
   moves the marked rows between runs on different machines.
+* **GPU time alone** (``graph_ms``, the suites' ``ᵍ`` figures; ``--no-graphs`` skips them). The same call
+  captured in a CUDA graph on a side stream (a backward after a forward of its own there) and its replays timed
+  as above: no host time is in it, so it tells a slow kernel from a slow host where the first figure cannot.
 * **Copy ceiling.** ``dst.copy_(src)`` on a 1 GiB tensor in the same process; bytes = read + written.
 * **Same-bytes reference** (``REFERENCE``, the norm and BatchNorm suites). torch's copy kernel moving the op's
   tensors at the op's size under the same timer, counted with the op's bytes: the ceiling at that size, not a peer
@@ -236,6 +239,25 @@ class Timer:
         torch.cuda.synchronize(self.device)
         return float(statistics.median(times))
 
+    def graph_ms(self, make: Callable[[], Callable[[], Any]]) -> float | None:
+        """GPU time alone (ms): the call ``make()`` returns, captured in a CUDA graph and its replays timed like any
+        call (L2 flushed before each); None on a CPU. ``make`` runs on the capturing side stream, so it must create
+        there whatever the call consumes from its own work (a backward's forward: autograd runs each backward node
+        on its forward's stream); the call runs once there before the capture (warm-up)."""
+        if self.device.type != "cuda":
+            return None
+        stream = torch.cuda.Stream(self.device)
+        stream.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(stream):
+            fn = make()
+            fn()
+        torch.cuda.synchronize(self.device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            fn()
+        torch.cuda.synchronize(self.device)
+        return self(graph.replay)
+
     def _cpu(self, fn: Callable[[], Any]) -> float:
         fn()
         end = time.perf_counter() + self.warmup_ms / 1e3
@@ -399,11 +421,12 @@ class Measurer:
     deadline has passed — so a suite always finishes, in bounded time, and writes what it measured.
     """
 
-    def __init__(self, timer: Timer, copy_gbps: float, deadline: Deadline, bar=None):
+    def __init__(self, timer: Timer, copy_gbps: float, deadline: Deadline, bar=None, graphs: bool = True):
         self.timer = timer
         self.copy_gbps = copy_gbps
         self.deadline = deadline
         self.bar = bar
+        self.graphs = graphs
         self.lost: str | None = None
 
     def blocked(self) -> str | None:
@@ -434,7 +457,11 @@ class Measurer:
             self._tick()
         return rec
 
-    def time(self, rec: dict, nbytes: int, fn: Callable[[], Any]) -> dict:
+    def time(self, rec: dict, nbytes: int, fn: Callable[[], Any],
+             make: Callable[[], Callable[[], Any]] | None = None) -> dict:
+        """Time ``fn`` (and its host time) into ``rec``; with ``make`` (a factory of the same call, see
+        ``Timer.graph_ms``) also its GPU time alone, unless ``graphs`` is off. A failed capture leaves the record
+        "ok" with ``graph_error``: the call itself was timed."""
         reason = self.blocked()
         if reason:
             return self.skip(rec, reason)
@@ -444,6 +471,16 @@ class Measurer:
         except Exception as exc:  # recorded, and the suite goes on
             return self.fail(rec, exc)
         finish_record(rec, ms, nbytes, self.copy_gbps, host)
+        if make is not None and self.graphs:
+            try:
+                graph = self.timer.graph_ms(make)
+            except Exception as exc:
+                rec["graph_error"] = short_error(exc)
+                if cuda_context_lost(exc):
+                    self.lost = f"CUDA context lost after capturing {rec.get('impl')} at {rec.get('label')}"
+            else:
+                if graph is not None:
+                    finish_graph(rec, graph, self.copy_gbps)
         self._tick()
         return rec
 
@@ -488,6 +525,14 @@ def finish_record(rec: dict, ms: float, nbytes: int, copy_gbps: float, host_ms: 
                pct_copy=100.0 * gbps(nbytes, ms) / copy_gbps if copy_gbps > 0 else None)
     if host_ms is not None:
         rec.update(host_ms=host_ms, host_bound=host_ms >= HOST_BOUND_FRACTION * ms)
+    return rec
+
+
+def finish_graph(rec: dict, ms: float, copy_gbps: float) -> dict:
+    """Add the GPU time alone (``Timer.graph_ms``) to a timed record: ``graph_ms``, ``graph_gbps``,
+    ``graph_pct_copy`` on the record's bytes."""
+    rate = gbps(rec["bytes"], ms)
+    rec.update(graph_ms=ms, graph_gbps=rate, graph_pct_copy=100.0 * rate / copy_gbps if copy_gbps > 0 else None)
     return rec
 
 
@@ -538,6 +583,11 @@ REFERENCE = "copy"
 #: Its name in table headers, plot legends and the report's headline.
 REFERENCE_TITLE = "copy, same bytes"
 MISMATCH_MARK = "!"
+#: Marks a figure of GPU time alone (``Timer.graph_ms``), and what it means, for the notes under a table.
+GRAPH_MARK = "ᵍ"
+GRAPH_NOTE = (f"{GRAPH_MARK} GPU time alone: the same call captured in a CUDA graph and its replays timed the same "
+              "way (L2 flushed before each), so no host time is in it — what a CUDA-graphed step "
+              "(torch.compile mode=\"reduce-overhead\", or a captured training step) sees of the op")
 
 
 def parse_impls(text: str | None, impls: Sequence[str]) -> tuple[list[str], bool]:
@@ -567,7 +617,7 @@ def measure_reference(meter: Measurer, todo: dict, x: torch.Tensor, dy: torch.Te
     with torch.no_grad():  # the suites' x requires grad
         for key, rec in todo.items():
             call = (lambda: out.copy_(x)) if forward(key) else (lambda: torch.add(x, dy, out=out))
-            meter.time(rec, nbytes(key), call)
+            meter.time(rec, nbytes(key), call, lambda call=call: call)
 
 
 def _impl_title(impl: str) -> str:
@@ -582,34 +632,51 @@ def _cell(rec: dict | None) -> str:
         pct = rec.get("pct_copy")
         bw = f"{rec['gbps']:.0f}" if rec["gbps"] >= 100 else f"{rec['gbps']:.3g}"
         text = f"{bw} ({pct:.0f}%)" if pct is not None else bw
-        return text + (HOST_MARK if host_bound(rec) else "") + (MISMATCH_MARK if rec.get("mismatch") else "")
+        text += (HOST_MARK if host_bound(rec) else "") + (MISMATCH_MARK if rec.get("mismatch") else "")
+        if rec.get("graph_pct_copy") is not None:
+            text += f" · {rec['graph_pct_copy']:.0f}%{GRAPH_MARK}"
+        return text
     if rec["status"] == "error":
         return "error"
     return "–"
 
 
-def speedup(recs: dict[str, dict]) -> tuple[float, str] | None:
-    """``(best peer time / fastnorm time, best peer)`` among the measured ones (not ``REFERENCE``), or None."""
+def speedup(recs: dict[str, dict], key: str = "ms") -> tuple[float, str] | None:
+    """``(best peer time / fastnorm time, best peer)`` among the measured ones (not ``REFERENCE``), or None;
+    ``key="graph_ms"`` compares GPU times alone, among the records that have one."""
     mine = recs.get(FASTNORM)
-    if mine is None or mine["status"] != "ok":
+    if mine is None or mine["status"] != "ok" or mine.get(key) is None:
         return None
-    peers = [(r["ms"], name) for name, r in recs.items() if name not in (FASTNORM, REFERENCE) and r["status"] == "ok"]
+    peers = [(r[key], name) for name, r in recs.items()
+             if name not in (FASTNORM, REFERENCE) and r["status"] == "ok" and r.get(key) is not None]
     if not peers:
         return None
     ms, name = min(peers)
-    return ms / mine["ms"], name
+    return ms / mine[key], name
+
+
+def _speedup_cell(recs: dict[str, dict]) -> str:
+    """"1.20× (torch)", then the speed-up on GPU times alone where measured ("· 1.45×ᵍ", naming its peer when
+    another one is the fastest there)."""
+    s, g = speedup(recs), speedup(recs, "graph_ms")
+    text = f"{s[0]:.2f}× ({s[1]})" if s else "–"
+    if g:
+        text += f" · {g[0]:.2f}×{GRAPH_MARK}" + (f" ({g[1]})" if not s or g[1] != s[1] else "")
+    return text
 
 
 def perf_table(records: Sequence[dict], row_key: Callable[[dict], str], impls: Sequence[str],
                row_header: str = "shape") -> str:
     """Rows by ``row_key`` (in first-seen order), a column of "GB/s (% of copy)" per implementation (and for
-    ``REFERENCE``), and the speed-up of fastnorm over the best measured peer. Errors and skips are listed under
-    the table."""
+    ``REFERENCE``; then the % of GPU time alone where measured), and the speed-up of fastnorm over the best measured
+    peer (and on GPU times). Errors and skips are listed under the table."""
     rows: dict[str, dict[str, dict]] = {}
     for r in records:
         rows.setdefault(row_key(r), {})[r["impl"]] = r
     present = [i for i in impls if any(i in v for v in rows.values())]
-    header = [row_header, *[f"{_impl_title(i)} GB/s (% copy)" for i in present]]
+    graphed = {i for i in present if any(v.get(i, {}).get("graph_ms") is not None for v in rows.values())}
+    header = [row_header, *[f"{_impl_title(i)} GB/s (% copy)" + (f" · %{GRAPH_MARK}" if i in graphed else "")
+                            for i in present]]
     has_fast = FASTNORM in present and any(i not in (FASTNORM, REFERENCE) for i in present)
     if has_fast:
         header.append("fastnorm vs best peer")
@@ -617,8 +684,7 @@ def perf_table(records: Sequence[dict], row_key: Callable[[dict], str], impls: S
     for key, recs in rows.items():
         line = [key, *[_cell(recs.get(i)) for i in present]]
         if has_fast:
-            s = speedup(recs)
-            line.append(f"{s[0]:.2f}× ({s[1]})" if s else "–")
+            line.append(_speedup_cell(recs))
         body.append(line)
     text = markdown_table(header, body)
     notes = table_notes(records)
@@ -626,19 +692,22 @@ def perf_table(records: Sequence[dict], row_key: Callable[[dict], str], impls: S
 
 
 def table_notes(records: Sequence[dict]) -> list[str]:
-    """One line per distinct error / skip reason / mismatch, naming the implementation."""
+    """One line per distinct error / skip reason / mismatch / failed capture, naming the implementation; then what
+    the host-bound and GPU-time marks mean, where the table has them."""
     seen: dict[str, list[str]] = {}
     for r in records:
+        msgs = []
         if r["status"] == "error":
-            msg = f"error in {r['impl']}: {r.get('error', '?')}"
+            msgs.append(f"error in {r['impl']}: {r.get('error', '?')}")
         elif r["status"] == "skipped":
-            msg = f"– {r['impl']} not measured: {r.get('reason', '?')}"
+            msgs.append(f"– {r['impl']} not measured: {r.get('reason', '?')}")
         elif r.get("mismatch"):
-            msg = (f"{MISMATCH_MARK} {r['impl']}: output differs from the fp32 torch result beyond the tolerance "
-                   f"(max rel. err {r['mismatch']:.2g})")
-        else:
-            continue
-        seen.setdefault(msg, []).append(str(r.get("label", "")))
+            msgs.append(f"{MISMATCH_MARK} {r['impl']}: output differs from the fp32 torch result beyond the "
+                        f"tolerance (max rel. err {r['mismatch']:.2g})")
+        if r.get("graph_error"):
+            msgs.append(f"{GRAPH_MARK} {r['impl']} not captured: {r['graph_error']}")
+        for msg in msgs:
+            seen.setdefault(msg, []).append(str(r.get("label", "")))
     out = []
     for msg, labels in seen.items():
         where = ", ".join(dict.fromkeys(x for x in labels if x))
@@ -649,6 +718,8 @@ def table_notes(records: Sequence[dict]) -> list[str]:
             bound[r["impl"]] = bound.get(r["impl"], 0) + 1
     if bound:
         out.append(f"- {HOST_NOTE} (cells: {', '.join(f'{impl} {k}' for impl, k in bound.items())})")
+    if any(r.get("graph_ms") is not None for r in records):
+        out.append(f"- {GRAPH_NOTE}")
     return out
 
 
@@ -781,5 +852,7 @@ def add_run_arguments(p) -> None:
     p.add_argument("--copy-mib", type=float, default=1024.0, help="size of the copy-bandwidth tensor (MiB)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-graphs", action="store_true",
+                   help="skip the GPU-time figures (each call captured in a CUDA graph, its replays timed)")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                    help="cuda (default when present); cpu only tests the harness")

@@ -341,7 +341,7 @@ def run(args: argparse.Namespace) -> dict:
     records: list[dict] = []
     compile_spent = 0.0
     with common.progress(total, f"{op}") as bar:
-        meter = common.Measurer(timer, copy["gbps"], deadline, bar)
+        meter = common.Measurer(timer, copy["gbps"], deadline, bar, graphs=not args.no_graphs)
         for case in cases:
             bar.set_postfix_str(f"{common.SHORT_DTYPE[case.dtype]} {case.label}", refresh=False)
             base = dict(suite=op, op=op, dtype=common.dtype_name(case.dtype), rows=case.rows, n=case.n,
@@ -388,7 +388,7 @@ def run(args: argparse.Namespace) -> dict:
                          impls=[i.name for i in impls] + ([common.REFERENCE] if reference else []),
                          residual=residual, eps=eps, sweep_rows=SWEEP_ROWS,
                          compile_n=None if compile_n is None else sorted(compile_n), time_budget_s=budget,
-                         compile_budget_s=compile_budget),
+                         compile_budget_s=compile_budget, graphs=not args.no_graphs),
         "unavailable": unavailable, "notes": notes, "elapsed_s": round(deadline.elapsed(), 1),
         "records": records,
     }
@@ -455,11 +455,16 @@ def _measure(meter: common.Measurer, impl: Impl, case: Case, inputs, ref, eps: f
             rec["mismatch"] = err
         if impl.name == "compile":
             rec["compile_s"] = round(setup_s, 2)
+
+    def forward():
+        return fn(x, w, b, r)
+
+    def backward_of(outs):
+        return lambda: torch.autograd.grad(outs, targets, grad_outs, retain_graph=True)
     if "fwd" in todo:
-        meter.time(todo["fwd"], case_bytes(case, "fwd", residual), lambda: fn(x, w, b, r))
-    if "bwd" in todo:
-        meter.time(todo["bwd"], case_bytes(case, "bwd", residual),
-                   lambda: torch.autograd.grad(outs, targets, grad_outs, retain_graph=True))
+        meter.time(todo["fwd"], case_bytes(case, "fwd", residual), forward, lambda: forward)
+    if "bwd" in todo:  # for a graph, a forward of its own on the capturing stream
+        meter.time(todo["bwd"], case_bytes(case, "bwd", residual), backward_of(outs), lambda: backward_of(forward()))
 
 
 def _measure_reference(meter: common.Measurer, case: Case, inputs, todo: dict[str, dict], residual: bool) -> None:
