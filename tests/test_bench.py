@@ -114,6 +114,17 @@ def test_measurer_records_errors_skips_and_deadline():
     assert rec["status"] == "skipped" and "time budget" in rec["reason"]
 
 
+def test_only_sticky_cuda_errors_lose_the_context():
+    """torch ends every CUDA error's message with a hint about device-side assertions; only an assertion that
+    triggered (or another sticky error) loses the context, not e.g. a failed stream capture."""
+    trailer = ("\nCUDA kernel errors might be asynchronously reported at some other API call.\nCompile with "
+               "`TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+    capture = RuntimeError("CUDA error: operation failed due to a previous error during capture" + trailer)
+    assert not common.cuda_context_lost(capture)
+    for sticky in ("CUDA error: device-side assert triggered", "CUDA error: an illegal memory access was encountered"):
+        assert common.cuda_context_lost(RuntimeError(sticky + trailer))
+
+
 # ---------------------------------------------------------------------------------------------- tables
 
 

@@ -346,24 +346,26 @@ def _measure(meter: common.Measurer, impl, case: Case, inputs, refs: dict, todo:
         try:
             t0 = time.perf_counter()
             if mode == "eval_fwd":
-                def forward():
+                def forward(x, w, b):
                     with torch.no_grad():
                         return fns["eval"](x, rm0, rv0, w, b)
             else:
                 f = fns["train" if mode.startswith("train") else "frozen"]
                 rm, rv = (rm_t, rv_t) if mode.startswith("train") else (rm0, rv0)
 
-                def forward(f=f, rm=rm, rv=rv):
+                def forward(x, w, b, f=f, rm=rm, rv=rv):
                     return f(x, rm, rv, w, b)
-
             backward = mode.endswith("bwd")
 
             def make(forward=forward, backward=backward):
-                """The timed call (a backward after a forward of its own: on the capturing stream, for graphs)."""
+                """The timed call. A backward's comes after a forward of its own from leaves of its own: made on
+                a graph's capturing stream, nothing of it is tied to another stream (a leaf's gradient accumulator
+                made on the default stream and kept alive makes autograd's capture touch that stream)."""
                 if not backward:
-                    return forward
-                y = forward()
-                return lambda: torch.autograd.grad(y, [x, w, b], dy, retain_graph=True)
+                    return lambda: forward(x, w, b)
+                leaves = [t.detach().requires_grad_() for t in (x, w, b)]
+                y = forward(*leaves)
+                return lambda: torch.autograd.grad(y, leaves, dy, retain_graph=True)
             call = make()
             first = call()
             first = first[0] if backward else first

@@ -399,10 +399,11 @@ def release(device: torch.device) -> None:
 
 
 def cuda_context_lost(exc: BaseException) -> bool:
-    """Whether ``exc`` is a sticky CUDA error after which nothing more can run in this process."""
+    """Whether ``exc`` is a sticky CUDA error after which nothing more can run in this process (not the words
+    "device-side assert" alone: torch ends every CUDA error's message with a hint about device-side assertions)."""
     text = str(exc).lower()
-    return any(s in text for s in ("illegal memory access", "unspecified launch failure", "device-side assert",
-                                   "illegal instruction", "misaligned address", "cuda error: an illegal"))
+    return any(s in text for s in ("illegal memory access", "unspecified launch failure", "illegal instruction",
+                                   "device-side assert triggered", "misaligned address", "cuda error: an illegal"))
 
 
 def short_error(exc: BaseException, limit: int = 160) -> str:

@@ -459,12 +459,16 @@ def _measure(meter: common.Measurer, impl: Impl, case: Case, inputs, ref, eps: f
     def forward():
         return fn(x, w, b, r)
 
-    def backward_of(outs):
-        return lambda: torch.autograd.grad(outs, targets, grad_outs, retain_graph=True)
+    def backward():
+        """A backward after a forward of its own from leaves of its own (see ``batchnorm._measure``'s ``make``)."""
+        leaves = {id(t): t.detach().requires_grad_() for t in targets}
+        outs = fn(*(None if t is None else leaves.get(id(t), t) for t in (x, w, b, r)))
+        return lambda: torch.autograd.grad(outs, list(leaves.values()), grad_outs, retain_graph=True)
     if "fwd" in todo:
         meter.time(todo["fwd"], case_bytes(case, "fwd", residual), forward, lambda: forward)
-    if "bwd" in todo:  # for a graph, a forward of its own on the capturing stream
-        meter.time(todo["bwd"], case_bytes(case, "bwd", residual), backward_of(outs), lambda: backward_of(forward()))
+    if "bwd" in todo:
+        meter.time(todo["bwd"], case_bytes(case, "bwd", residual),
+                   lambda: torch.autograd.grad(outs, targets, grad_outs, retain_graph=True), backward)
 
 
 def _measure_reference(meter: common.Measurer, case: Case, inputs, todo: dict[str, dict], residual: bool) -> None:
