@@ -79,10 +79,10 @@ def install_recorder() -> dict[str, tuple]:
 def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
     """The BatchNorm launches over x (with gradients): training in each of its forms (single read, one launch, two
     launches), the frozen step and evaluation, forward and backward."""
-    for resident, fused in ((True, None), (False, True), (False, False)):
+    for resident, fused in ((True, False), (False, True), (False, False)):
         config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
-    config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
+    config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False
     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
 
@@ -186,10 +186,10 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 w, b = _meta(c, dtype=pdtype, grad=True), _meta(c, dtype=pdtype, grad=True)
                 rm, rv = _meta(c), _meta(c)
                 nbt = torch.empty((), dtype=torch.long, device="meta")
-                for resident, fused in ((True, None), (False, True), (False, False)):
+                for resident, fused in ((True, False), (False, True), (False, False)):
                     config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
                     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
-                config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, None
+                config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False
                 _fwd_bwd(fastnorm.batch_norm, x, None, None, None, None, training=True)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=False)  # dx alone

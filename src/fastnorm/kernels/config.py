@@ -634,10 +634,8 @@ BN_SUMS_WAVE = 2
 #: at 7x7 (S=49), worse than the division at 14x14 (S=196: training forward 12% vs 25% of copy).
 BN_ROW_LANES_MAX = 64
 #: Training passes in one launch (ticket queue; statistics items, then apply/dx items that wait for
-#: their group) or two (statistics/sums kernel, then a one-pass kernel). None: the measured rule of
-#: ``batch_norm_train_fused``; True/False force one.
-BN_TRAIN_FUSED: bool | None = None
-BN_FUSED_BWD_MAX_ELEMS = 1 << 24
+#: their group) or two (statistics/sums kernel, then a one-pass kernel): ``batch_norm_train_fused``.
+BN_TRAIN_FUSED = False
 
 
 def batch_norm_flat_window(c: int, s: int, flat: bool) -> int:
@@ -663,13 +661,13 @@ def batch_norm_apply_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -
             and batch_norm_flat_window(c, s, flat) <= BN_APPLY_FLAT[3])
 
 
-def batch_norm_train_fused(direction: str, numel: int) -> bool:
-    """One launch or two for a training pass. Measured on the H200 (benchmarks/NOTES.md): two launches
-    win the forward everywhere and the backward of large tensors; one launch wins the backward of small
-    ones (the 7x7 layers), where the second launch's fixed cost is a larger share."""
-    if BN_TRAIN_FUSED is not None:
-        return BN_TRAIN_FUSED
-    return direction == "bwd" and numel <= BN_FUSED_BWD_MAX_ELEMS
+def batch_norm_train_fused() -> bool:
+    """One launch or two for a training pass (BN_TRAIN_FUSED). Two, measured: the forward everywhere (the H200); the
+    backward too (the H200, NOTES.md session 27; CUDA-graph replays, % of copy, one launch -> two, at 15 tensors of
+    1.6M-12.8M elements where one launch had been the rule up to 2^24 elements): bf16 NCHW 128x2048x7² 22.9 -> 28.7,
+    CL 31.6 -> 38.4, fp32 NCHW 30.7 -> 37.5, 32x256x14² bf16 9.7 -> 14.4, fp32 16.9 -> 22.7, 8x2048x7² 6.4 -> 7.5 —
+    faster at every one (that rule was measured with host time in the figures). True forces one launch."""
+    return BN_TRAIN_FUSED
 
 
 #: The reductions over NCHW x — the training forward's statistics (its first launch; SyncBatchNorm's statistics) and
