@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -200,6 +201,38 @@ def test_report_headline_has_the_reference_rows():
     only_rms = headline_norms({"layernorm": doc("layernorm", None), "rmsnorm": doc("rmsnorm", 0.4)})
     assert only_rms.splitlines()[-1].split("|")[2].strip() == f"125{common.HOST_MARK}"
     assert "copy, same bytes" not in headline_norms({"layernorm": doc("layernorm", None)})
+
+
+def test_report_headlines_in_gpu_time():
+    """With GPU times in the records the headlines come again in GPU time alone (the best peer chosen by it, no host
+    marks), under their own sentence in the report; without any, there is no such headline."""
+    from fastnorm.report import GPU, build_markdown, headline_bn, headline_norms
+
+    def doc(graph):
+        recs = []
+        for impl, ms, gms in (("fastnorm", 1.0, 0.5), ("torch", 2.0, 0.25), ("compile", 1.5, 1.0)):
+            r = common.finish_record(common.record(impl=impl, n=128, dtype="bfloat16", direction="fwd",
+                                                   group="sweep", layout="nchw", label="a", mode="train_fwd"),
+                                     ms, 10**6, 2.0, host_ms=0.95 * ms)
+            recs.append(common.finish_graph(r, gms, 2.0) if graph else r)
+        return {"settings": {"directions": ["fwd"], "layouts": ["nchw"], "modes": ["train_fwd"]}, "records": recs}
+
+    norms_gpu = headline_norms({"layernorm": doc(True)}, key=GPU).splitlines()
+    assert norms_gpu[2].split("|")[2].strip() == "100 / 200 e"  # torch's 0.25 ms is the best peer on the GPU
+    assert headline_norms({"layernorm": doc(True)}).splitlines()[2].split("|")[2].strip() == \
+        f"50{common.HOST_MARK} / 33{common.HOST_MARK} c"
+    assert headline_bn(doc(True), key=GPU).splitlines()[2].split("|")[3].strip() == "100 / 200 e"
+    assert headline_norms({"layernorm": doc(False)}, key=GPU) is None and headline_bn(doc(False), key=GPU) is None
+    committed = Path(__file__).resolve().parents[1] / "benchmarks" / "report"
+    bn = common.read_json(committed / "batchnorm.json")  # measured with GPU times (session 27)
+    for graph in (True, False):
+        if not graph:
+            bn["records"] = [{k: v for k, v in r.items() if not k.startswith("graph_")} for r in bn["records"]]
+        results = [{"suite": "batchnorm", "json": "batchnorm.json", "reused": True, "doc": bn}]
+        text = build_markdown(common.environment("cpu"), "cpu", False, None, results, True, "cmd", 0.0, committed)
+        head = text[text.index("## Headline"):text.index("## Correctness")]
+        assert ("The same cells in GPU time alone" in head) == graph
+        assert head.count("| 256×64×56×56   | nchw") == (2 if graph else 1)
 
 
 def test_host_bound_cells_are_marked():

@@ -126,27 +126,35 @@ def run_suite(suite: str, out: Path, quick: bool) -> dict:
 # -------------------------------------------------------------------------------------------- markdown
 
 
-def _pct(rec: dict | None) -> float | None:
-    return rec.get("pct_copy") if rec and rec["status"] == "ok" else None
+#: The headline's figure: % of copy as timed (host time included where it reaches the GPU's), or of GPU time alone.
+MAIN, GPU = "pct_copy", "graph_pct_copy"
 
 
-def _pct_text(rec: dict | None) -> str:
-    """% of copy, marked when the record's time was set by the host; "–" when not measured."""
-    if _pct(rec) is None:
+def _pct(rec: dict | None, key: str = MAIN) -> float | None:
+    return rec.get(key) if rec and rec["status"] == "ok" else None
+
+
+def _pct_text(rec: dict | None, key: str = MAIN) -> str:
+    """% of copy, marked when the record's time was set by the host (not GPU times); "–" when not measured."""
+    if _pct(rec, key) is None:
         return "–"
-    return f"{_pct(rec):.0f}" + (common.HOST_MARK if common.host_bound(rec) else "")
+    return f"{_pct(rec, key):.0f}" + (common.HOST_MARK if key == MAIN and common.host_bound(rec) else "")
 
 
-def _headline_cell(recs: dict[str, dict]) -> str:
+def _headline_cell(recs: dict[str, dict], key: str = MAIN) -> str:
     """"fastnorm / best peer letter" in % of copy, each marked when its time was set by the host (the same-bytes
     reference is not a peer)."""
-    peers = [(_pct(r), i) for i, r in recs.items()
-             if i not in (common.FASTNORM, common.REFERENCE) and _pct(r) is not None]
-    text = _pct_text(recs.get(common.FASTNORM))
+    peers = [(_pct(r, key), i) for i, r in recs.items()
+             if i not in (common.FASTNORM, common.REFERENCE) and _pct(r, key) is not None]
+    text = _pct_text(recs.get(common.FASTNORM), key)
     if peers:
         best = max(peers)[1]
-        text += f" / {_pct_text(recs[best])} {PEER_LETTER.get(best, best)}"
+        text += f" / {_pct_text(recs[best], key)} {PEER_LETTER.get(best, best)}"
     return text
+
+
+def _measured(docs: list[dict | None], key: str) -> bool:
+    return any(r.get(key) is not None for d in docs if d for r in d["records"] if r["status"] == "ok")
 
 
 def _sweep_by_n(doc: dict, dtype: str, direction: str) -> dict[int, dict[str, dict]]:
@@ -158,9 +166,12 @@ def _sweep_by_n(doc: dict, dtype: str, direction: str) -> dict[int, dict[str, di
     return by_n
 
 
-def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16") -> str | None:
-    """% of copy bandwidth, fastnorm / best peer (with its letter), over the (49152, N) sweep; then a row per
-    direction of the same-bytes reference (``common.REFERENCE``, from the LayerNorm run, else the RMSNorm one)."""
+def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16", key: str = MAIN) -> str | None:
+    """% of copy bandwidth (``key``: as timed, or of GPU time alone), fastnorm / best peer (with its letter), over the
+    (49152, N) sweep; then a row per direction of the same-bytes reference (``common.REFERENCE``, from the LayerNorm
+    run, else the RMSNorm one). None when no run measured ``key``."""
+    if not _measured([docs.get(s) for s in NORM_SUITES], key):
+        return None
     rows, ns_present = [], set()
     for suite in NORM_SUITES:
         doc = docs.get(suite)
@@ -168,7 +179,7 @@ def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16") -> str | None
             continue
         for direction in doc["settings"]["directions"]:
             by_n = _sweep_by_n(doc, dtype, direction)
-            cells = {n: _headline_cell(by_n[n]) for n in HEADLINE_N if n in by_n}
+            cells = {n: _headline_cell(by_n[n], key) for n in HEADLINE_N if n in by_n}
             ns_present.update(cells)
             rows.append((("LN " if suite == "layernorm" else "RMS ") + direction, cells))
     if not rows:
@@ -177,7 +188,7 @@ def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16") -> str | None
         r["impl"] == common.REFERENCE for r in docs[s]["records"])]
     for direction in measured[0]["settings"]["directions"] if measured else ():
         by_n = _sweep_by_n(measured[0], dtype, direction)
-        cells = {n: _pct_text(by_n[n].get(common.REFERENCE)) for n in HEADLINE_N if n in by_n}
+        cells = {n: _pct_text(by_n[n].get(common.REFERENCE), key) for n in HEADLINE_N if n in by_n}
         if any(c != "–" for c in cells.values()):
             rows.append((f"{common.REFERENCE_TITLE} ({direction})", cells))
     ns = [n for n in HEADLINE_N if n in ns_present]
@@ -185,9 +196,10 @@ def headline_norms(docs: dict[str, dict], dtype: str = "bfloat16") -> str | None
     return common.markdown_table(["op", *map(str, ns)], body)
 
 
-def headline_bn(doc: dict | None, dtype: str = "bfloat16") -> str | None:
-    """% of copy bandwidth per shape and mode, fastnorm / best peer, both layouts."""
-    if not doc:
+def headline_bn(doc: dict | None, dtype: str = "bfloat16", key: str = MAIN) -> str | None:
+    """% of copy bandwidth (``key``: as timed, or of GPU time alone) per shape and mode, fastnorm / best peer, both
+    layouts; None when the run did not measure ``key``."""
+    if not doc or not _measured([doc], key):
         return None
     modes = doc["settings"]["modes"]
     from .bench.batchnorm import MODE_TITLES
@@ -202,9 +214,10 @@ def headline_bn(doc: dict | None, dtype: str = "bfloat16") -> str | None:
             if r["dtype"] == dtype and r["layout"] == layout:
                 by_label.setdefault(r["label"], {}).setdefault(r["mode"], {})[r["impl"]] = r
         for label, per_mode in by_label.items():
-            cells = [_headline_cell(per_mode.get(m, {})) for m in modes]
+            cells = [_headline_cell(per_mode.get(m, {}), key) for m in modes]
             if with_ref:
-                cells.append(" / ".join(_pct_text(per_mode.get(m, {}).get(common.REFERENCE)) for m in ref_modes if m))
+                cells.append(" / ".join(_pct_text(per_mode.get(m, {}).get(common.REFERENCE), key)
+                                        for m in ref_modes if m))
             body.append([label, layout, *cells])
     if not body:
         return None
@@ -314,6 +327,15 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
                 lines += [what + ":", "", bn_head, ""]
             if common.HOST_MARK in (head or "") + (bn_head or ""):
                 lines += [common.HOST_NOTE + ".", ""]
+            gpu_heads = [(what, table) for what, table in (
+                ("LayerNorm / RMSNorm", headline_norms(docs, key=GPU)),
+                ("BatchNorm2d", headline_bn(docs.get("batchnorm"), key=GPU))) if table]
+            if gpu_heads:
+                lines += [f"The same cells in GPU time alone (the suites' figures marked {common.GRAPH_MARK}): "
+                          "each call captured in a CUDA graph and its replays timed the same way, so no host time is "
+                          "in them — what a CUDA-graphed training step sees of the op:", ""]
+                for what, table in gpu_heads:
+                    lines += [what + ":", "", table, ""]
 
     lines += ["## Correctness: `fastnorm check`", ""]
     if rows is None:
