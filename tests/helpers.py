@@ -27,8 +27,18 @@ def assert_close(what: str, actual: torch.Tensor, expected: np.ndarray, dtype: t
                  param_grad: bool = False) -> None:
     """``actual`` matches the float64 ``expected`` within the tolerance of ``dtype``."""
     tol = (PARAM_GRAD_TOL if param_grad else OUTPUT_TOL)[DTYPE_NAMES[dtype]]
-    err = max_rel_err(to_np64(actual), np.asarray(expected, dtype=np.float64))
-    assert err <= tol, f"{what}: max relative error {err:.3g} > tolerance {tol:g} ({dtype})"
+    a, e = to_np64(actual), np.asarray(expected, dtype=np.float64)
+    err = max_rel_err(a, e)
+    assert err <= tol, f"{what}: max relative error {err:.3g} > tolerance {tol:g} ({dtype}){_worst(a, e)}"
+
+
+def _worst(a: np.ndarray, e: np.ndarray) -> str:
+    """Where a failed comparison is worst (index, actual, expected): a rare failure on the GPU shows its cause."""
+    if a.shape != e.shape or a.size == 0:
+        return ""
+    diff = np.abs(np.nan_to_num(a - e, nan=np.inf))
+    i = np.unravel_index(int(np.argmax(diff)), a.shape)
+    return f"; worst at {tuple(int(k) for k in i)}: {float(a[i])!r} vs {float(e[i])!r}"
 
 
 def poisoned_like(t: torch.Tensor) -> torch.Tensor:

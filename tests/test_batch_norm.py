@@ -89,8 +89,8 @@ def _check_bn(x, w, b, rm, rv, *, training, momentum=0.1, eps=1e-5, use_global_s
     inputs = [t for t in (x, w, b, z) if t is not None and t.requires_grad]
     grads = torch.autograd.grad(y, inputs, dy)
     got = dict(zip([id(t) for t in inputs], grads, strict=True))
-    # The ReLU mask is the forward's own output (as autograd's): where y lies within rounding of 0, float64's y can
-    # fall on the other side — a few elements of the GPU-only model sizes, failing dγ (session 27).
+    # The ReLU mask is the forward's own output (as autograd's): where y lies within rounding of 0, float64's y may
+    # fall on the other side (one suspect, not confirmed, of session 27's rare dγ failures at GPU-only model sizes).
     masked = dataclasses.replace(fwd, y=_np(y)) if activation == "relu" else fwd
     dx, dw, db, dz = ref.batch_norm_backward(_np(dy), _np(x), _np(w), masked, training=training,
                                              use_global_stats=use_global_stats, fix_gamma=fix_gamma,
