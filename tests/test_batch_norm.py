@@ -867,13 +867,13 @@ def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, devi
 #: (resident, fused, training, use_global_stats, flat apply) of each path through the tile kernels (flat apply: the
 #: one-pass forward by the flat pointwise kernel, S and C then arguments too)
 _SPATIAL_MODES = {
-    "train, single read": (True, None, True, False, False),
+    "train, single read": (True, False, True, False, False),
     "train, one launch": (False, True, True, False, False),
     "train, two launches": (False, False, True, False, False),
     "train, two launches, flat apply": (False, False, True, False, True),
-    "eval": (True, None, False, False, False),
-    "eval, flat apply": (True, None, False, False, True),
-    "frozen": (True, None, True, True, False),
+    "eval": (True, False, False, False, False),
+    "eval, flat apply": (True, False, False, False, True),
+    "frozen": (True, False, True, True, False),
 }
 
 

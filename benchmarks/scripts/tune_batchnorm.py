@@ -242,11 +242,11 @@ def time_all(copy_bw, results):
                                    fastnorm_pct=100 * nbytes / ts["fastnorm"] / copy_bw,
                                    torch_pct=100 * nbytes / ts["torch"] / copy_bw, err=err)
                     if op.startswith("train"):  # the other training path (one launch vs two)
-                        chosen = config.batch_norm_train_fused(op[6:], case["x"].numel())
+                        chosen = config.batch_norm_train_fused()
                         config.BN_TRAIN_FUSED = not chosen
                         fn, _ = runner(op, "fastnorm", case)
                         t_alt = bench(fn)
-                        config.BN_TRAIN_FUSED = None
+                        config.BN_TRAIN_FUSED = chosen
                         row[op]["alt_pct"] = 100 * nbytes / t_alt / copy_bw
                         row[op]["fused"] = chosen
                 key = case_key(shape, dtype_name, cl)

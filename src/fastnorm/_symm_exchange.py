@@ -11,7 +11,7 @@ every rank's buffer into every other rank's address space. SyncBatchNorm then ne
   sums in rank order once all of its own are in place, and computes dx from them.
 
 So a training step of a synchronized layer makes no collective call and the launches of a local one
-(statistics and apply in forward; one backward launch, as the local layer's where the tensor is small enough).
+(statistics and apply in forward; one backward launch, where the local layer takes two).
 A ProcessGroupNCCL collective costs the host several times a launch, and that was most of the eager
 synchronization overhead.
 

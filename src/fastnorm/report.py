@@ -142,8 +142,8 @@ def _pct_text(rec: dict | None, key: str = MAIN) -> str:
 
 
 def _headline_cell(recs: dict[str, dict], key: str = MAIN) -> str:
-    """"fastnorm / best peer letter" in % of copy, each marked when its time was set by the host (the same-bytes
-    reference is not a peer)."""
+    """"fastnorm / best peer letter" in % of copy (``key``), the timed figures each marked when the host set their
+    time (the same-bytes reference is not a peer)."""
     peers = [(_pct(r, key), i) for i, r in recs.items()
              if i not in (common.FASTNORM, common.REFERENCE) and _pct(r, key) is not None]
     text = _pct_text(recs.get(common.FASTNORM), key)
@@ -154,6 +154,7 @@ def _headline_cell(recs: dict[str, dict], key: str = MAIN) -> str:
 
 
 def _measured(docs: list[dict | None], key: str) -> bool:
+    """Whether any record of ``docs`` has the figure ``key``."""
     return any(r.get(key) is not None for d in docs if d for r in d["records"] if r["status"] == "ok")
 
 

@@ -319,7 +319,8 @@ def run(args: argparse.Namespace) -> dict:
                          impls=[i.name for i in impls] + ([common.REFERENCE] if reference else []),
                          momentum=MOMENTUM, eps=EPS,
                          compile_shapes=None if compile_shapes is None else [list(s) for s in sorted(compile_shapes)],
-                         time_budget_s=budget, compile_budget_s=compile_budget, graphs=not args.no_graphs),
+                         time_budget_s=budget, compile_budget_s=compile_budget,
+                         graphs=not args.no_graphs and device.type == "cuda"),
         "unavailable": unavailable, "notes": notes, "elapsed_s": round(deadline.elapsed(), 1), "records": records,
     }
     out = Path(args.out)

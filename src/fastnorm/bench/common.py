@@ -477,7 +477,10 @@ class Measurer:
                 graph = self.timer.graph_ms(make)
             except Exception as exc:
                 rec["graph_error"] = short_error(exc)
-                if cuda_context_lost(exc):
+                if isinstance(exc, torch.cuda.OutOfMemoryError):
+                    rec["graph_error"] = "out of memory"
+                    torch.cuda.empty_cache()
+                elif cuda_context_lost(exc):
                     self.lost = f"CUDA context lost after capturing {rec.get('impl')} at {rec.get('label')}"
             else:
                 if graph is not None:

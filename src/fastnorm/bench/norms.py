@@ -388,7 +388,7 @@ def run(args: argparse.Namespace) -> dict:
                          impls=[i.name for i in impls] + ([common.REFERENCE] if reference else []),
                          residual=residual, eps=eps, sweep_rows=SWEEP_ROWS,
                          compile_n=None if compile_n is None else sorted(compile_n), time_budget_s=budget,
-                         compile_budget_s=compile_budget, graphs=not args.no_graphs),
+                         compile_budget_s=compile_budget, graphs=not args.no_graphs and device.type == "cuda"),
         "unavailable": unavailable, "notes": notes, "elapsed_s": round(deadline.elapsed(), 1),
         "records": records,
     }
