@@ -809,20 +809,27 @@ def plot_sweep(panels: Sequence[tuple[str, Sequence[dict]]], copy_gbps: float, p
 
 def plot_bars(panels: Sequence[tuple[str, Sequence[dict]]], path: Path | str, title: str) -> Path:
     """Grouped bars of % of copy bandwidth: for each ``(panel title, records)`` one axis, a group per
-    ``label`` (shape), a bar per implementation, 100% (the copy ceiling) as a line."""
+    ``label`` (shape), a bar per implementation (over it, its GPU time alone as a black outline where measured),
+    100% (the copy ceiling) as a line."""
     plt = _pyplot()
     fig, axes = plt.subplots(len(panels), 1, figsize=(12, 3.4 * len(panels)), squeeze=False)
     for (name, recs), ax in zip(panels, axes[:, 0], strict=True):
         labels = list(dict.fromkeys(r["label"] for r in recs))
         impls = list(dict.fromkeys(r["impl"] for r in recs))
         width = 0.8 / max(len(impls), 1)
+        graphed = False
         for k, impl in enumerate(impls):
-            vals = []
+            vals, gvals = [], []
             for lab in labels:
                 hit = [r for r in recs if r["label"] == lab and r["impl"] == impl and r["status"] == "ok"]
                 vals.append(hit[0]["pct_copy"] if hit and hit[0].get("pct_copy") is not None else 0.0)
+                gvals.append(hit[0].get("graph_pct_copy") or 0.0 if hit else 0.0)
             xs = [i + (k - (len(impls) - 1) / 2) * width for i in range(len(labels))]
             ax.bar(xs, vals, width=width, label=impl, color=_style(impl).get("color"))
+            if any(gvals):
+                ax.bar(xs, gvals, width=width, fill=False, edgecolor="black", linewidth=0.8,
+                       label=None if graphed else f"GPU time alone ({GRAPH_MARK})")
+                graphed = True
         ax.axhline(100, color="black", linestyle="--", linewidth=1, label="copy")
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(labels, fontsize=8)
