@@ -340,8 +340,11 @@ def test_plot_functions_write_pngs(tmp_path):
     p1 = common.plot_sweep([("forward", recs), ("backward", recs)], 4000.0, tmp_path / "sweep.png", "synthetic")
     bars = [dict(r, label=f"s{r['n']}") for r in recs]
     p2 = common.plot_bars([("train fwd", bars)], tmp_path / "bars.png", "synthetic")
-    for p in (p1, p2):
+    graphed = [dict(r, graph_pct_copy=r["pct_copy"] * 1.5) if r["status"] == "ok" else r for r in bars]
+    p3 = common.plot_bars([("train fwd", graphed)], tmp_path / "graphed.png", "synthetic")  # GPU times as outlines
+    for p in (p1, p2, p3):
         assert p.read_bytes()[:8] == PNG_MAGIC and p.stat().st_size > 5000
+    assert p3.read_bytes() != p2.read_bytes()
 
 
 def test_suite_plots_and_markdown_from_synthetic_docs(tmp_path):
