@@ -235,6 +235,42 @@ def test_report_headlines_in_gpu_time():
         assert head.count("| 256×64×56×56   | nchw") == (2 if graph else 1)
 
 
+def test_targets_are_scored_as_timed_and_in_gpu_time():
+    """The issues' targets by N and mode; a cell meets its target at or above it, counts a peer as faster only past
+    the margin, is scored in GPU time only where fastnorm has one; the report's table says "–" without GPU times."""
+    from fastnorm.bench import targets
+    from fastnorm.report import targets_table
+
+    assert [targets.norm_target("fwd", n) for n in (32, 128, 256, 384, 512, 65536, 131072)] == \
+        [None, 70.0, 70.0, None, 90.0, 90.0, None]
+    assert [targets.norm_target("bwd", n) for n in (128, 256, 512, 1024, 32768, 65536)] == \
+        [None, 50.0, None, 80.0, 80.0, None]
+
+    def rec(impl, ms, gms=None, **kw):
+        r = common.finish_record(common.record(impl=impl, **kw), ms, 10**6, 2.0)  # 1 ms: 50% of a 2 GB/s copy
+        return common.finish_graph(r, gms, 2.0) if gms else r
+
+    cells = [("a", 50.0, {"fastnorm": rec("fastnorm", 1.0, 0.5), "torch": rec("torch", 0.99, 0.6)}),  # within margin
+             ("b", 60.0, {"fastnorm": rec("fastnorm", 1.0, 1.0), "torch": rec("torch", 0.9, 0.9)}),
+             ("c", 40.0, {"fastnorm": rec("fastnorm", 2.0), common.REFERENCE: rec(common.REFERENCE, 0.1, 0.1)})]
+    sc = targets.score(cells)
+    assert sc.cells == 3 and sc.measured == {"timed": 3, "gpu": 2}
+    assert sc.met == {"timed": 1, "gpu": 1} and sc.misses == {"timed": ["b", "c"], "gpu": ["b"]}
+    assert sc.peer_faster == {"timed": 1, "gpu": 1}  # b only; the reference is no peer
+
+    bn = [rec(impl, ms, gms, dtype="bfloat16", layout="nchw", label="s", mode=mode)
+          for mode in ("train_fwd", "eval_fwd") for impl, ms, gms in (("fastnorm", 0.8, 0.8), ("torch", 2.0, 1.0))]
+    scores = targets.bn_scores({"records": bn})
+    assert list(scores) == ["train_fwd", "eval_fwd"] and scores["train_fwd"].met == {"timed": 1, "gpu": 1}
+    assert scores["eval_fwd"].met == {"timed": 0, "gpu": 0} and scores["eval_fwd"].misses["gpu"] == ["bf16 nchw s"]
+    norm = [rec(impl, ms, dtype="bfloat16", group="sweep", n=n, direction="fwd", label=f"49152×{n}")
+            for n in (128, 384) for impl, ms in (("fastnorm", 1.0), ("torch", 2.0))]
+    table = targets_table({"layernorm": {"records": norm}, "batchnorm": {"records": bn}})
+    row = next(line for line in table.splitlines() if line.startswith("| LN fwd"))
+    assert [c.strip() for c in row.split("|")[3:7]] == ["1", "0 / –", "0 / –", "128"]  # N = 384 has no target
+    assert "| BatchNorm train fwd" in table and targets_table({}) is None
+
+
 def test_host_bound_cells_are_marked():
     """A record whose host time per call reaches HOST_BOUND_FRACTION of its measured time is marked in the tables,
     the notes and the report's headline; one below it, or without a host time (CPU timing), is not."""

@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from . import check as check_mod
-from .bench import common
+from .bench import common, targets
 
 #: Where the lead commits a report produced on a GPU (relative to the repository root).
 COMMITTED_REPORT = "benchmarks/report/report.md"
@@ -227,6 +227,34 @@ def headline_bn(doc: dict | None, dtype: str = "bfloat16", key: str = MAIN) -> s
     return common.markdown_table(["shape", "layout", *[MODE_TITLES[m] for m in modes], *ref_title], body)
 
 
+def _pair(score: targets.Score, what: dict[str, int]) -> str:
+    """"timed / GPU" counts of ``what`` (a ``targets.Score`` field), each "–" where no cell had that figure."""
+    return " / ".join(f"{what[k]}" if score.measured[k] else "–" for k in targets.KEYS)
+
+
+def targets_table(docs: dict[str, dict]) -> str | None:
+    """The issues' targets scored per suite and direction or mode (``targets``); None without a scored cell."""
+    rows = []
+    for suite in NORM_SUITES:
+        if docs.get(suite):
+            for direction, sc in targets.norm_scores(docs[suite]).items():
+                aims = "≥ 90 (512 ≤ N ≤ 65536), ≥ 70 (N = 128, 256)" if direction == "fwd" else \
+                    "≥ 80 (1024 ≤ N ≤ 32768), ≥ 50 (N = 256)"
+                rows.append([f"{'LN' if suite == 'layernorm' else 'RMS'} {direction}, bf16 (49152, N)", aims,
+                             str(sc.cells), _pair(sc, sc.met), _pair(sc, sc.peer_faster),
+                             ", ".join(sc.misses["gpu"] if sc.measured["gpu"] else sc.misses["timed"]) or "–"])
+    if docs.get("batchnorm"):
+        from .bench.batchnorm import MODE_TITLES
+
+        for mode, sc in targets.bn_scores(docs["batchnorm"]).items():
+            rows.append([f"BatchNorm {MODE_TITLES[mode]}", f"≥ {targets.BN_TARGETS[mode]:g}", str(sc.cells),
+                         _pair(sc, sc.met), _pair(sc, sc.peer_faster), "(see the tables)"])
+    if not rows:
+        return None
+    return common.markdown_table(["cells", "target (% of copy)", "count", "met (timed / GPU time)",
+                                  "a peer faster (timed / GPU time)", "missed at (GPU time where measured)"], rows)
+
+
 def _suite_markdown(suite: str, doc: dict, out_dir: Path, json_name: str) -> str:
     if suite in NORM_SUITES:
         from .bench import norms
@@ -337,6 +365,12 @@ def build_markdown(env: dict, where: str, quick: bool, rows: list | None, result
                           "in them — what a CUDA-graphed training step sees of the op:", ""]
                 for what, table in gpu_heads:
                     lines += [what + ":", "", table, ""]
+
+        scored = targets_table(docs)
+        if scored:
+            lines += ["## Targets", "", "The issues' speed targets (`fastnorm.bench.targets`): cells meeting them, as "
+                      "timed and in GPU time alone, and cells where a peer is faster (by more than "
+                      f"{targets.PEER_MARGIN:.0%}).", "", scored, ""]
 
     lines += ["## Correctness: `fastnorm check`", ""]
     if rows is None:

@@ -1,0 +1,102 @@
+"""The speed targets of the issues, scored on the suites' records: how many cells meet them, as timed and in GPU time
+alone (``common.Timer.graph_ms``), and at how many a peer is faster.
+
+Targets (% of copy bandwidth on the fewest bytes, the same run):
+
+* LayerNorm / RMSNorm, bfloat16, x of shape (49152, N): forward >= 90 for 512 <= N <= 65536 and >= 70 at N = 128
+  and 256; backward (dx and the parameter gradients) >= 80 for 1024 <= N <= 32768 and >= 50 at N = 256.
+* BatchNorm, every listed shape, layout and dtype: training forward >= 60, training backward >= 55, evaluation
+  forward and frozen backward >= 85.
+
+Both also ask that fastnorm be no slower than any peer anywhere; a peer counts as faster only beyond
+``PEER_MARGIN`` (the run-to-run noise of one figure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from . import common
+
+BN_TARGETS = {"train_fwd": 60.0, "train_bwd": 55.0, "eval_fwd": 85.0, "frozen_bwd": 85.0}
+PEER_MARGIN = 0.02
+_SHORT = {common.dtype_name(d): short for d, short in common.SHORT_DTYPE.items()}
+#: The figures a cell is scored on: as timed (host time included where it reaches the GPU's), and GPU time alone.
+KEYS = {"timed": ("pct_copy", "ms"), "gpu": ("graph_pct_copy", "graph_ms")}
+
+
+def norm_target(direction: str, n: int) -> float | None:
+    """The % of copy a LayerNorm/RMSNorm direction must reach at N (bfloat16); None where no target is set."""
+    if direction == "fwd":
+        return 90.0 if 512 <= n <= 65536 else 70.0 if n in (128, 256) else None
+    return 80.0 if 1024 <= n <= 32768 else 50.0 if n == 256 else None
+
+
+@dataclass
+class Score:
+    """One group of cells (a suite's direction or mode): its target(s) and, per figure kind (``KEYS``), the cells
+    measured, those meeting their target, and those where a peer is faster."""
+
+    cells: int = 0
+    measured: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEYS, 0))
+    met: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEYS, 0))
+    peer_faster: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEYS, 0))
+    misses: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KEYS})
+
+
+def score(cells: Iterable[tuple[str, float, dict[str, dict]]]) -> Score:
+    """Score ``(label, target, implementation -> record)`` cells (see ``Score``)."""
+    out = Score()
+    for label, target, recs in cells:
+        out.cells += 1
+        mine = recs.get(common.FASTNORM)
+        if mine is None or mine["status"] != "ok":
+            continue
+        for kind, (pct, ms) in KEYS.items():
+            if mine.get(pct) is None:
+                continue
+            out.measured[kind] += 1
+            if mine[pct] >= target:
+                out.met[kind] += 1
+            else:
+                out.misses[kind].append(label)
+            peers = [r[ms] for i, r in recs.items()
+                     if i not in (common.FASTNORM, common.REFERENCE) and r["status"] == "ok" and r.get(ms) is not None]
+            if peers and min(peers) * (1 + PEER_MARGIN) < mine[ms]:
+                out.peer_faster[kind] += 1
+    return out
+
+
+def _cells(doc: dict, key: Callable[[dict], tuple], target: Callable[[dict], float | None],
+           label: Callable[[dict], str]) -> dict[tuple, list]:
+    """The records of ``doc`` as cells grouped by ``key``: group -> [(label, target, implementation -> record)]."""
+    by_cell: dict[tuple, dict[str, dict]] = {}
+    first: dict[tuple, dict] = {}
+    for r in doc["records"]:
+        if target(r) is None:
+            continue
+        cell = (*key(r), label(r))
+        by_cell.setdefault(cell, {})[r["impl"]] = r
+        first.setdefault(cell, r)
+    groups: dict[tuple, list] = {}
+    for cell, recs in by_cell.items():
+        groups.setdefault(cell[:-1], []).append((cell[-1], target(first[cell]), recs))
+    return groups
+
+
+def norm_scores(doc: dict, dtype: str = "bfloat16") -> dict[str, Score]:
+    """A LayerNorm/RMSNorm suite's (49152, N) sweep in ``dtype``, scored per direction."""
+    groups = _cells(doc, lambda r: (r["direction"],),
+                    lambda r: norm_target(r["direction"], r["n"])
+                    if r["dtype"] == dtype and r.get("group") == "sweep" else None,
+                    lambda r: str(r["n"]))
+    return {direction: score(cells) for (direction,), cells in groups.items()}
+
+
+def bn_scores(doc: dict) -> dict[str, Score]:
+    """A BatchNorm suite's cells (every shape, layout and dtype), scored per mode."""
+    groups = _cells(doc, lambda r: (r["mode"],), lambda r: BN_TARGETS.get(r["mode"]),
+                    lambda r: f"{_SHORT.get(r['dtype'], r['dtype'])} {r['layout']} {r['label']}")
+    return {mode: score(cells) for (mode,), cells in sorted(groups.items(), key=lambda g: list(BN_TARGETS).index(
+        g[0][0]))}
