@@ -2,7 +2,7 @@
 
 Run after committing a new ``benchmarks/report/``: ``python scripts/readme_headline.py``. Replaces the
 text between the ``headline:begin`` / ``headline:end`` markers of README.md with the report's device and
-date lines, its headline tables and links to its plots.
+date lines, its headline tables, links to its plots, its targets table and its SyncBatchNorm tables.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ def headline(report: str) -> str:
     title = lines[start][3:]
     plots = re.findall(r"!\[([^\]]+)\]\(([^)]+\.png)\)", report)
     plot_links = " · ".join(f"[{name}](benchmarks/report/{path})" for name, path in plots)
+    goals = ""
+    if "\n## Targets" in report:
+        t = report.index("\n## Targets") + 1
+        goals = report[t:report.find("\n## ", t + 1)].strip().replace("## ", "#### ", 1)
     sync = ""
     if "### SyncBatchNorm" in report:
         s = report.index("### SyncBatchNorm")
@@ -48,6 +52,8 @@ def headline(report: str) -> str:
         "",
         f"All plots: {plot_links}",
     ]
+    if goals:
+        out += ["", goals]
     if sync:
         out += ["", sync]
     return "\n".join(out)

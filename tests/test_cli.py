@@ -323,3 +323,20 @@ def test_report_assembles_earlier_results_with_reuse(tiny_battery, tmp_path, mon
     # without --reuse, nothing earlier is shown
     report.main(str(tmp_path), quick=True, suites=["none"], skip_check=True)
     assert "LN fwd" not in (tmp_path / "report.md").read_text()
+
+
+def test_readme_headline_takes_the_targets_table():
+    """``scripts/readme_headline.py`` copies the report's headline, and its targets table when it has one."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "readme_headline.py"
+    spec = importlib.util.spec_from_file_location("readme_headline", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    report = ("# fastnorm report\n\n- Date: today\n\n## Headline (x)\n\n| a |\n\n## Targets\n\nWhat.\n\n| t |\n\n"
+              "## Correctness\n\nrest\n")
+    text = mod.headline(report)
+    assert "#### Headline (x)" in text and "| a |" in text
+    assert "#### Targets\n\nWhat.\n\n| t |" in text and "Correctness" not in text
+    assert "#### Targets" not in mod.headline(report.replace("## Targets\n\nWhat.\n\n| t |\n\n", ""))
