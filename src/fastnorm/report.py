@@ -238,9 +238,8 @@ def targets_table(docs: dict[str, dict]) -> str | None:
     for suite in NORM_SUITES:
         if docs.get(suite):
             for direction, sc in targets.norm_scores(docs[suite]).items():
-                aims = "≥ 90 (512 ≤ N ≤ 65536), ≥ 70 (N = 128, 256)" if direction == "fwd" else \
-                    "≥ 80 (1024 ≤ N ≤ 32768), ≥ 50 (N = 256)"
-                rows.append([f"{'LN' if suite == 'layernorm' else 'RMS'} {direction}, bf16 (49152, N)", aims,
+                rows.append([f"{'LN' if suite == 'layernorm' else 'RMS'} {direction}, bf16 (49152, N)",
+                             targets.describe_norm_target(direction),
                              str(sc.cells), _pair(sc, sc.met), _pair(sc, sc.peer_faster),
                              ", ".join(sc.misses["gpu"] if sc.measured["gpu"] else sc.misses["timed"]) or "–"])
     if docs.get("batchnorm"):

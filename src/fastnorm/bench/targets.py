@@ -26,11 +26,23 @@ _SHORT = {common.dtype_name(d): short for d, short in common.SHORT_DTYPE.items()
 KEYS = {"timed": ("pct_copy", "ms"), "gpu": ("graph_pct_copy", "graph_ms")}
 
 
+#: LayerNorm/RMSNorm (bfloat16) by direction: ((lowest N, highest N, % of copy), ...) — the first span holding N.
+NORM_TARGETS = {"fwd": ((512, 65536, 90.0), (128, 128, 70.0), (256, 256, 70.0)),
+                "bwd": ((1024, 32768, 80.0), (256, 256, 50.0))}
+
+
 def norm_target(direction: str, n: int) -> float | None:
     """The % of copy a LayerNorm/RMSNorm direction must reach at N (bfloat16); None where no target is set."""
-    if direction == "fwd":
-        return 90.0 if 512 <= n <= 65536 else 70.0 if n in (128, 256) else None
-    return 80.0 if 1024 <= n <= 32768 else 50.0 if n == 256 else None
+    return next((pct for lo, hi, pct in NORM_TARGETS[direction] if lo <= n <= hi), None)
+
+
+def describe_norm_target(direction: str) -> str:
+    """NORM_TARGETS[direction] in words, one part per target, e.g. "≥ 90 (512 ≤ N ≤ 65536), ≥ 70 (N = 128, 256)"."""
+    spans: dict[float, list[str]] = {}
+    for lo, hi, pct in NORM_TARGETS[direction]:
+        spans.setdefault(pct, []).append(str(lo) if lo == hi else f"{lo} ≤ N ≤ {hi}")
+    return ", ".join(f"≥ {pct:g} ({'N = ' if parts[0].isdigit() else ''}{', '.join(parts)})"
+                     for pct, parts in spans.items())
 
 
 @dataclass
@@ -61,9 +73,8 @@ def score(cells: Iterable[tuple[str, float, dict[str, dict]]]) -> Score:
                 out.met[kind] += 1
             else:
                 out.misses[kind].append(label)
-            peers = [r[ms] for i, r in recs.items()
-                     if i not in (common.FASTNORM, common.REFERENCE) and r["status"] == "ok" and r.get(ms) is not None]
-            if peers and min(peers) * (1 + PEER_MARGIN) < mine[ms]:
+            best = common.speedup(recs, ms)  # (best peer's time / fastnorm's, the peer)
+            if best and best[0] * (1 + PEER_MARGIN) < 1:
                 out.peer_faster[kind] += 1
     return out
 
@@ -72,16 +83,13 @@ def _cells(doc: dict, key: Callable[[dict], tuple], target: Callable[[dict], flo
            label: Callable[[dict], str]) -> dict[tuple, list]:
     """The records of ``doc`` as cells grouped by ``key``: group -> [(label, target, implementation -> record)]."""
     by_cell: dict[tuple, dict[str, dict]] = {}
-    first: dict[tuple, dict] = {}
     for r in doc["records"]:
-        if target(r) is None:
-            continue
-        cell = (*key(r), label(r))
-        by_cell.setdefault(cell, {})[r["impl"]] = r
-        first.setdefault(cell, r)
+        aim = target(r)
+        if aim is not None:
+            by_cell.setdefault((*key(r), label(r), aim), {})[r["impl"]] = r
     groups: dict[tuple, list] = {}
-    for cell, recs in by_cell.items():
-        groups.setdefault(cell[:-1], []).append((cell[-1], target(first[cell]), recs))
+    for (*group, name, aim), recs in by_cell.items():
+        groups.setdefault(tuple(group), []).append((name, aim, recs))
     return groups
 
 
