@@ -76,12 +76,19 @@ def install_recorder() -> dict[str, tuple]:
     return jobs
 
 
+#: The flat dx kernel's block, warps and window limit, as the gate compiles it (config.BN_DX_FLAT is off by default).
+DX_FLAT = (1024, 4, 256)
+
+
 def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
     """The BatchNorm launches over x (with gradients): training in each of its forms (single read, one launch, two
     launches), the frozen step and evaluation, forward and backward."""
     for resident, fused in ((True, False), (False, True), (False, False)):
         config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
+    config.BN_DX_FLAT = (0, *DX_FLAT)  # the flat dx pass (off by default until measured)
+    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
+    config.BN_DX_FLAT = None
     config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False
     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
@@ -196,6 +203,10 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 z = _meta(*shape, dtype=dtype, grad=True, channels_last=cl)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, momentum=None, activation="relu", z=z,
                          num_batches_tracked=nbt)
+                config.BN_RESIDENT, config.BN_TRAIN_FUSED, config.BN_DX_FLAT = False, False, (0, *DX_FLAT)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
+                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=True, use_global_stats=True)
+                config.BN_RESIDENT, config.BN_DX_FLAT = True, None
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True, fix_gamma=True,
                          activation="relu")
                 fastnorm.batch_norm(x.detach(), rm, rv, w.detach(), b.detach(), training=False)

@@ -760,6 +760,98 @@ def test_apply_flat_against_reference(monkeypatch, shape, cl, mode, device):
     assert passes == [flat] * (2 if flat else 4), passes  # 16-bit channels-last rows keep the tiled kernel
 
 
+def test_dx_flat_rule(monkeypatch):
+    """The dx pass takes the flat kernel only with BN_DX_FLAT set, then on BN_APPLY_FLAT's terms with its own block."""
+    assert config.BN_DX_FLAT is None and not config.batch_norm_dx_flat(1 << 30, 4, False, 64, 3136)
+    monkeypatch.setattr(config, "BN_DX_FLAT", (1 << 20, 256, 4, 64))
+    for numel, size, flat, c, s, expected in (
+            (1 << 20, 4, False, 2048, 49, True), ((1 << 20) - 1, 4, False, 2048, 49, False),
+            (1 << 20, 2, False, 2048, 49, True), (1 << 20, 2, True, 64, 1, False), (1 << 20, 8, False, 64, 49, False),
+            (1 << 20, 4, True, 64, 1, True), (1 << 20, 4, True, 65, 1, False), (1 << 20, 4, False, 64, 4, False),
+            (1 << 20, 4, False, 64, 5, True)):  # 256 // 4 + 2 = 66 runs need 128 slots; 256 // 5 + 2 = 53: 64
+        assert config.batch_norm_dx_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
+
+
+@pytest.mark.parametrize("shape,cl", [((3, 5, 7, 9), False), ((3, 5, 7, 9), True), ((2, 3, 4, 2, 3), True),
+                                      ((6, 4), False), ((4, 7, 3), False), ((2, 3, 70, 3), False)])
+@pytest.mark.parametrize("mode", ["train", "frozen dx"])
+def test_dx_flat_against_reference(monkeypatch, shape, cl, mode, device):
+    """The dx pass through the flat kernel (BN_DX_FLAT with its threshold at 0; BLOCK 64: ragged last blocks, runs
+    across blocks): the two-launch training backward, and the frozen backward with dx alone (no parameter
+    gradients), NCHW, channels-last, (N, C), (N, C, L) and 3-d, with ReLU and a residual (dz), without parameters,
+    under fix_gamma, 16- and 32-bit x (16-bit channels-last rows keep the tile kernel), against the reference, with a
+    channel of 1e4 + randn; dx poisoned before every flat launch; and the stage API's ``backward_dx`` with the count
+    a device scalar."""
+    monkeypatch.setattr(config, "BN_DX_FLAT", (0, 64, 2, 256))
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    passes = []
+    real = K._dx_flat_pass
+
+    def poisoned(xv, dy, y, dx, *args, **kwargs):
+        dx.fill_(float("nan"))
+        passes.append(kwargs["train"])
+        return real(xv, dy, y, dx, *args, **kwargs)
+
+    monkeypatch.setattr(K, "_dx_flat_pass", poisoned)
+    training, glob = mode == "train", mode == "frozen dx"
+    for dtype, options in ((torch.float32, {}), (torch.bfloat16, {"activation": "relu", "z": True}),
+                           (torch.float16, {"fix_gamma": True}), (torch.float32, {"affine": False})):
+        x, w, b, rm, rv = _make(shape, cl, dtype, device, seed=20 + len(passes))  # dy: seed 1
+        if shape[1] > 1:
+            x = x.detach()
+            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
+            x.requires_grad_(True)
+        if options.get("affine") is False:
+            w = b = None
+        elif glob:  # dx alone
+            w.requires_grad_(False)
+            b.requires_grad_(False)
+        z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
+        _check_bn(x, w, b, rm, rv, training=True, use_global_stats=glob, fix_gamma=options.get("fix_gamma", False),
+                  activation=options.get("activation"), z=z)
+    flat = cl or len(shape) == 2
+    assert passes == [training] * (2 if flat else 4), passes
+
+    x, w, b, rm, rv = (t.detach() for t in _make(shape, cl, torch.float32, device, seed=9))
+    dy = torch.randn_like(x)
+    dims = [d for d in range(x.dim()) if d != 1]
+    mean, invstd = x.mean(dims), torch.rsqrt(x.var(dims, unbiased=False) + 1e-5)
+    sum_dy, sum_dy_xhat = torch.randn(shape[1], device=device), torch.randn(shape[1], device=device)
+    count = torch.tensor(float(x.numel() // shape[1]), device=device)
+    dx, _ = fastnorm.ops.batch_norm.backward_dx(dy, x, mean, invstd, w, sum_dy, sum_dy_xhat, count)
+    monkeypatch.setattr(config, "BN_DX_FLAT", None)
+    expected, _ = fastnorm.ops.batch_norm.backward_dx(dy, x, mean, invstd, w, sum_dy, sum_dy_xhat, count)
+    torch.testing.assert_close(dx, expected, rtol=1e-5, atol=1e-5)
+    assert passes[-1] is True
+
+
+@pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 10, 9), torch.bfloat16),
+                                         ((2, 3, 8, 12), torch.float32)])
+def test_dx_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype, device):
+    """Past config.BN_SPATIAL_COMPILED sizes the flat dx kernel takes S and C as arguments (S's power-of-two factor
+    compiled in: S = 99, 90, 96): dx and dz bitwise those with both compiled in."""
+    monkeypatch.setattr(config, "BN_DX_FLAT", (0, 64, 2, 256))
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+
+    def run():
+        x, w, b, rm, rv = _make(shape, False, dtype, device, seed=4)
+        z = torch.randn(shape, generator=torch.Generator().manual_seed(5)).to(dtype).to(device).requires_grad_(True)
+        dy = torch.randn(shape, generator=torch.Generator().manual_seed(6)).to(dtype).to(device)
+        fastnorm.batch_norm(x, rm, rv, w, b, True, activation="relu", z=z).backward(dy)
+        return K._spatial(K.view(x)), x.grad, z.grad
+
+    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 1 << 30)
+    spatial, *compiled = run()
+    assert spatial[1] == 0
+    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 0)
+    spatial, *argument = run()
+    assert spatial[1] > 0
+    for a, e in zip(argument, compiled, strict=True):
+        assert torch.equal(a, e)
+
+
 @pytest.mark.parametrize("shape,cl,dtype,ragged", [
     ((3, 5, 7, 9), False, torch.float32, False), ((2, 3, 7, 11), False, torch.float16, True),
     ((4, 6, 5, 4), True, torch.float32, False), ((3, 5, 7, 3), True, torch.bfloat16, True),

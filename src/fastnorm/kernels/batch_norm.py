@@ -690,6 +690,34 @@ def _bn_apply_kernel(
                  IDX, S, S_RT, S_MG, FLAT, L, BS, STAGES, HAS_Z, RELU, ACC)
 
 
+@triton.jit
+def _flat_window(blk, i0, i, numel, S_RT, C_RT, S_MG, C_MG, S: tl.constexpr, C: tl.constexpr, FLAT: tl.constexpr,
+                 BLOCK: tl.constexpr, WIN: tl.constexpr):
+    """The channels a flat pointwise block [i0, i0 + BLOCK) of program ``blk`` can touch (see
+    ``_bn_apply_flat_kernel``) -> (channel of each of the WIN slots, the slots in use, the slots whose channel's run
+    in image 0 starts in this block (FLAT: every channel, in the first block), each element's slot)."""
+    t = tl.arange(0, WIN)
+    if FLAT:
+        cw = t
+        wm = t < C
+        first = wm & (t * 0 + blk == 0)  # the first block (as a vector: the interpreter's masks)
+        slot = (i % C).to(tl.int32)
+    else:
+        sz = S if S > 0 else S_RT * (-S)
+        nc = C if C > 0 else C_RT
+        q0 = _divided(i0, S, S_RT, S_MG, 0)
+        qw = q0 + t
+        cw = (qw - _divided(qw, C, C_RT, C_MG, 0) * nc).to(tl.int32)
+        wm = qw <= _divided(tl.minimum(i0 + BLOCK, numel) - 1, S, S_RT, S_MG, 0)  # the runs the block holds
+        first = wm & (qw < nc) & (qw * sz >= i0)  # image 0's run of each channel, by the block holding its start
+        # As arguments, S's power-of-two factor p = −S (<= 16 <= BLOCK) is compiled in: the quotient of i is the same
+        # over aligned runs of p (i0 is a multiple of BLOCK), which lets each thread form one per run, as Triton
+        # derives where S is compiled in.
+        tl.static_assert(S > 0 or -S <= BLOCK)
+        slot = (_divided(i, S, S_RT, S_MG, -S if S < 0 else 0) - q0).to(tl.int32)
+    return cw, wm, first, slot
+
+
 @triton.jit(do_not_specialize=["S_RT", "C_RT", "S_MG", "C_MG"])
 def _bn_apply_flat_kernel(
     x_ptr, y_ptr, z_ptr, w_ptr, b_ptr, mean_ptr, mrel_ptr, sd_ptr, save_mean_ptr, save_rstd_ptr, numel, eps_hi, eps_lo,
@@ -713,25 +741,7 @@ def _bn_apply_flat_kernel(
     i0 = blk.to(IDX) * BLOCK
     i = i0 + tl.arange(0, BLOCK).to(IDX)
     m = i < numel
-    t = tl.arange(0, WIN)
-    if FLAT:
-        cw = t
-        wm = t < C
-        first = wm & (t * 0 + blk == 0)  # the first block (as a vector: the interpreter's masks)
-        slot = (i % C).to(tl.int32)
-    else:
-        sz = S if S > 0 else S_RT * (-S)
-        nc = C if C > 0 else C_RT
-        q0 = _divided(i0, S, S_RT, S_MG, 0)
-        qw = q0 + t
-        cw = (qw - _divided(qw, C, C_RT, C_MG, 0) * nc).to(tl.int32)
-        wm = qw <= _divided(tl.minimum(i0 + BLOCK, numel) - 1, S, S_RT, S_MG, 0)  # the runs the block holds
-        first = wm & (qw < nc) & (qw * sz >= i0)  # image 0's run of each channel, by the block holding its start
-        # As arguments, S's power-of-two factor p = −S (<= 16 <= BLOCK) is compiled in: the quotient of i is the same
-        # over aligned runs of p (i0 is a multiple of BLOCK), which lets each thread form one per run, as Triton
-        # derives where S is compiled in.
-        tl.static_assert(S > 0 or -S <= BLOCK)
-        slot = (_divided(i, S, S_RT, S_MG, -S if S < 0 else 0) - q0).to(tl.int32)
+    cw, wm, first, slot = _flat_window(blk, i0, i, numel, S_RT, C_RT, S_MG, C_MG, S, C, FLAT, BLOCK, WIN)
     mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
     rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
     if SAVE:
@@ -1126,6 +1136,48 @@ def _bn_bwd_dx_kernel(
                    v0, v1, C, 0, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, False, ACC)
 
 
+@triton.jit(do_not_specialize=["S_RT", "C_RT", "S_MG", "C_MG"])
+def _bn_bwd_dx_flat_kernel(
+    dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr, mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr, numel,
+    cnt_hi, cnt_lo, eps_hi, eps_lo, S_RT, C_RT, S_MG, C_MG,
+    S: tl.constexpr, C: tl.constexpr, FLAT: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr,
+    WIN: tl.constexpr, TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
+    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
+):
+    """``_bn_bwd_dx_kernel``'s pass as a flat pointwise kernel over dense x, dy (and y), BLOCK consecutive elements a
+    program, with the channels of its block found as ``_bn_apply_flat_kernel`` finds them (``_flat_window``): each
+    of the WIN channel slots gets k1 = w·invstd and, TRAIN, k3 = −k1·(Σg·x̂)/n, k2 = −k1·(Σg)/n plus k3 times x̂'s
+    compensation (``_bwd_tiles``), the centre and invstd; each element gathers its channel's and writes
+    dx = k1·g + k2 + k3·(x - centre)·invstd (TRAIN) or k1·g, and dz = g with DZ."""
+    blk = tl.program_id(0)
+    i0 = blk.to(IDX) * BLOCK
+    i = i0 + tl.arange(0, BLOCK).to(IDX)
+    m = i < numel
+    cw, wm, _, slot = _flat_window(blk, i0, i, numel, S_RT, C_RT, S_MG, C_MG, S, C, FLAT, BLOCK, WIN)
+    rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
+    k1_w = _weight_scale(w_ptr, rstd_w, cw, wm, HAS_W, FIX_GAMMA, ACC)
+    g = _masked_grad(dy_ptr, y_ptr, i, m, RELU, ACC, "")
+    if TRAIN:
+        nc = C if C > 0 else C_RT
+        fa = tl.load(sums_ptr + cw, mask=wm, other=0.0).to(ACC)
+        fb = tl.load(sums_ptr + nc + cw, mask=wm, other=0.0).to(ACC)
+        if COUNT_PTR:
+            n = tl.load(count_ptr).to(ACC)
+        else:
+            n = _hl(cnt_hi, cnt_lo, ACC)
+        mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
+        ctr_w, err_w = _two_sum(mean_w, mrel_w)
+        k3_w = -k1_w * (fb / n)
+        k2_w = -k1_w * (fa / n) + k3_w * (-err_w * rstd_w)
+        xh = (tl.load(x_ptr + i, mask=m, other=0.0).to(ACC) - tl.gather(ctr_w, slot, 0)) * tl.gather(rstd_w, slot, 0)
+        dx = tl.gather(k1_w, slot, 0) * g + (tl.gather(k2_w, slot, 0) + tl.gather(k3_w, slot, 0) * xh)
+    else:
+        dx = tl.gather(k1_w, slot, 0) * g
+    tl.store(dx_ptr + i, dx.to(dx_ptr.dtype.element_ty), mask=m)
+    if DZ:
+        tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=m)
+
+
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
 
 
@@ -1383,6 +1435,7 @@ _apply = _Launcher(_bn_apply_kernel)
 _apply_flat = _Launcher(_bn_apply_flat_kernel)
 _bwd_fused = _Launcher(_bn_bwd_fused_kernel)
 _bwd_dx = _Launcher(_bn_bwd_dx_kernel)
+_bwd_dx_flat = _Launcher(_bn_bwd_dx_flat_kernel)
 _merge = _Launcher(_bn_merge_stats_kernel)
 _update_running = _Launcher(_bn_update_running_kernel)
 _BWD_MODE = {"train": 0, "sums": 1, "frozen": 2}
@@ -1813,13 +1866,17 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
 def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *, train: bool, is_var: bool,
                 eps: float, fix_gamma: bool, relu: bool) -> None:
     """One pass of dx (and dz = g): training from the given sums [2, C] and ``count`` (a number or a device
-    scalar tensor), or frozen dx = w·invstd·g."""
+    scalar tensor), or frozen dx = w·invstd·g; through the tile kernel, or the flat one (config.BN_DX_FLAT)."""
     c, v = xv.c, xv.v
-    plan = _plan(xv, 1, "dx" if train else "stream", "bwd")
-    ncb = -(-c // plan.cb)
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
     eh, el = _hilo(eps)
+    if config.batch_norm_dx_flat(xv.x.numel(), xv.x.element_size(), xv.flat, c, xv.s):
+        _dx_flat_pass(xv, dy, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None, (ch, cl),
+                      (eh, el), train=train, is_var=is_var, fix_gamma=fix_gamma, relu=relu)
+        return
+    plan = _plan(xv, 1, "dx" if train else "stream", "bwd")
+    ncb = -(-c // plan.cb)
     _launch(_bwd_dx, "dx", ncb * plan.split, (
         dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None,
         c, v, plan.vpi, plan.split, ch, cl, eh, el,
@@ -1827,6 +1884,26 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
         TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
         HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
     ), xv, plan)
+
+
+def _dx_flat_pass(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count_t, cnt_hilo, eps_hilo, *,
+                  train: bool, is_var: bool, fix_gamma: bool, relu: bool) -> None:
+    """``backward_dx`` through the flat pointwise kernel (``_bn_bwd_dx_flat_kernel``; config.BN_DX_FLAT), with S and C
+    compiled in or, where ``_spatial`` takes S as an argument, both as arguments (as ``_apply_flat_pass``)."""
+    c, numel = xv.c, xv.x.numel()
+    _, block, warps, _ = config.BN_DX_FLAT
+    s, s_rt, s_mg = _spatial(xv)
+    compiled = s > 0
+    sizes = (0, 0, 0, 0) if compiled else (s_rt, c, s_mg, _divisor_magic(c))
+    _bwd_dx_flat((-(-numel // block),), (
+        dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count_t, numel, *cnt_hilo, *eps_hilo, *sizes,
+    ), dict(
+        S=s, C=c if compiled else -1, FLAT=xv.flat,
+        IDX=tl.int64 if numel + block >= 2**31 else tl.int32, ACC=_TL[_acc(xv.x.dtype)], BLOCK=block,
+        WIN=config.batch_norm_flat_window(c, xv.s, xv.flat, block), TRAIN=train, COUNT_PTR=count_t is not None,
+        IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
+        DZ=dz is not None,
+    ), warps, 1)
 
 
 def merge_stats(counts: torch.Tensor, means: torch.Tensor, m2s: torch.Tensor, eps: float | None = None,

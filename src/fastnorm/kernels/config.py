@@ -585,6 +585,14 @@ BN_DX_LARGE_TILE = 4096
 #: flat): fp32 evaluation NCHW 7² 71.1 -> 84.7, 14² 93.5 -> 96.3, CL 56² 94.9 -> 96.4; bf16 NCHW 14² 87.7 -> 92.2, 56²
 #: 90.8 -> 92.6, 8×256×128² 87.6 -> 86.8; training forward +0.2..+4.8.
 BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
+#: The dx pass (the training backward's second launch; the frozen dx-only pass) as a flat pointwise kernel
+#: (``kernels.batch_norm._bn_bwd_dx_flat_kernel``), on the terms of BN_APPLY_FLAT: tensors of BN_DX_FLAT[0] elements or
+#: more of 4-byte x, or 16-bit x in NCHW, BN_DX_FLAT[1] elements and BN_DX_FLAT[2] warps a program, at most
+#: BN_DX_FLAT[3] channel slots. None: the tile kernel everywhere. NOT MEASURED (session 27, branch flat-dx): the tile
+#: kernel's NCHW 7² rows of 49 fp32 store one element at a time, and the frozen pass over the same bytes runs at 53%
+#: of copy where the flat apply reaches 82% (H200, graph replays); predicted: fp32 NCHW 128×2048×7² training
+#: backward 37.5 -> about 47, bf16 28.6 -> about 35.
+BN_DX_FLAT: tuple[int, int, int, int] | None = None
 #: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
 #: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
 #: still in L2, is read first. Measured (NOTES.md, session 24; CUDA-graph replays, training forward, % of copy):
@@ -638,10 +646,10 @@ BN_ROW_LANES_MAX = 64
 BN_TRAIN_FUSED = False
 
 
-def batch_norm_flat_window(c: int, s: int, flat: bool) -> int:
-    """The flat apply kernel's channel slots per program: every channel's (channels-last rows), or the runs of S
-    elements that a block of BN_APPLY_FLAT[1] can touch (NCHW)."""
-    return _next_pow2(c) if flat else _next_pow2(BN_APPLY_FLAT[1] // s + 2)
+def batch_norm_flat_window(c: int, s: int, flat: bool, block: int | None = None) -> int:
+    """A flat pointwise kernel's channel slots per program: every channel's (channels-last rows), or the runs of S
+    elements that a block of ``block`` (default BN_APPLY_FLAT[1]) elements can touch (NCHW)."""
+    return _next_pow2(c) if flat else _next_pow2((block or BN_APPLY_FLAT[1]) // s + 2)
 
 
 #: How many distinct NCHW spatial sizes (S > 64) a process compiles into the BatchNorm kernels; later sizes run with S
@@ -659,6 +667,16 @@ def batch_norm_apply_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -
     in NCHW; a window of at most BN_APPLY_FLAT[3] channel slots)."""
     return (numel >= BN_APPLY_FLAT[0] and (x_size == 4 or (x_size == 2 and not flat))
             and batch_norm_flat_window(c, s, flat) <= BN_APPLY_FLAT[3])
+
+
+def batch_norm_dx_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -> bool:
+    """Whether the dx pass over ``numel`` elements of ``x_size`` bytes (``flat``: channels-last rows; ``c`` channels
+    of runs of ``s``) takes the flat pointwise kernel (BN_DX_FLAT)."""
+    if BN_DX_FLAT is None:
+        return False
+    min_numel, block, _, max_window = BN_DX_FLAT
+    return (numel >= min_numel and (x_size == 4 or (x_size == 2 and not flat))
+            and batch_norm_flat_window(c, s, flat, block) <= max_window)
 
 
 def batch_norm_train_fused() -> bool:
