@@ -1754,21 +1754,28 @@ def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var:
     return save_mean, save_rstd
 
 
-def _apply_flat_pass(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, eps_hilo,
-                     *, is_var: bool, fix_gamma: bool, relu: bool, reverse: bool) -> None:
-    """``apply`` through the flat pointwise kernel (``_bn_apply_flat_kernel``; config.BN_APPLY_FLAT), with S and C
-    compiled in or, where ``_spatial`` takes S as an argument, both as arguments."""
+def _flat_shape(xv: View, block: int) -> tuple[tuple[int], tuple, dict]:
+    """A flat pointwise kernel's launch over ``xv`` in blocks of ``block`` -> (grid, its (S_RT, C_RT, S_MG, C_MG)
+    arguments, its shape constexprs): S and C compiled in or, where ``_spatial`` takes S as an argument, both as
+    arguments."""
     c, numel = xv.c, xv.x.numel()
-    _, block, warps, _ = config.BN_APPLY_FLAT
     s, s_rt, s_mg = _spatial(xv)
     compiled = s > 0
     sizes = (0, 0, 0, 0) if compiled else (s_rt, c, s_mg, _divisor_magic(c))
-    _apply_flat((-(-numel // block),), (
-        xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, numel, *eps_hilo, *sizes,
+    return (-(-numel // block),), sizes, dict(
+        S=s, C=c if compiled else -1, FLAT=xv.flat, IDX=tl.int64 if numel + block >= 2**31 else tl.int32,
+        ACC=_TL[_acc(xv.x.dtype)], BLOCK=block, WIN=config.batch_norm_flat_window(c, xv.s, xv.flat, block))
+
+
+def _apply_flat_pass(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, eps_hilo,
+                     *, is_var: bool, fix_gamma: bool, relu: bool, reverse: bool) -> None:
+    """``apply`` through the flat pointwise kernel (``_bn_apply_flat_kernel``; config.BN_APPLY_FLAT)."""
+    _, block, warps, _ = config.BN_APPLY_FLAT
+    grid, sizes, shape = _flat_shape(xv, block)
+    _apply_flat(grid, (
+        xv.x, y, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, xv.x.numel(), *eps_hilo, *sizes,
     ), dict(
-        S=s, C=c if compiled else -1, FLAT=xv.flat,
-        IDX=tl.int64 if numel + block >= 2**31 else tl.int32, ACC=_TL[_acc(xv.x.dtype)], BLOCK=block,
-        WIN=config.batch_norm_flat_window(c, xv.s, xv.flat), HAS_MREL=mrel is not None, IS_VAR=is_var,
+        **shape, HAS_MREL=mrel is not None, IS_VAR=is_var,
         SAVE=save_mean is not None, HAS_W=weight is not None, HAS_B=bias is not None, FIX_GAMMA=fix_gamma,
         HAS_Z=z is not None, RELU=relu, REV=reverse,
     ), warps, 1)
@@ -1888,19 +1895,13 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
 
 def _dx_flat_pass(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count_t, cnt_hilo, eps_hilo, *,
                   train: bool, is_var: bool, fix_gamma: bool, relu: bool) -> None:
-    """``backward_dx`` through the flat pointwise kernel (``_bn_bwd_dx_flat_kernel``; config.BN_DX_FLAT), with S and C
-    compiled in or, where ``_spatial`` takes S as an argument, both as arguments (as ``_apply_flat_pass``)."""
-    c, numel = xv.c, xv.x.numel()
+    """``backward_dx`` through the flat pointwise kernel (``_bn_bwd_dx_flat_kernel``; config.BN_DX_FLAT)."""
     _, block, warps, _ = config.BN_DX_FLAT
-    s, s_rt, s_mg = _spatial(xv)
-    compiled = s > 0
-    sizes = (0, 0, 0, 0) if compiled else (s_rt, c, s_mg, _divisor_magic(c))
-    _bwd_dx_flat((-(-numel // block),), (
-        dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count_t, numel, *cnt_hilo, *eps_hilo, *sizes,
+    grid, sizes, shape = _flat_shape(xv, block)
+    _bwd_dx_flat(grid, (
+        dy, xv.x, y, dx, dz, weight, mean, mrel, sd, sums, count_t, xv.x.numel(), *cnt_hilo, *eps_hilo, *sizes,
     ), dict(
-        S=s, C=c if compiled else -1, FLAT=xv.flat,
-        IDX=tl.int64 if numel + block >= 2**31 else tl.int32, ACC=_TL[_acc(xv.x.dtype)], BLOCK=block,
-        WIN=config.batch_norm_flat_window(c, xv.s, xv.flat, block), TRAIN=train, COUNT_PTR=count_t is not None,
+        **shape, TRAIN=train, COUNT_PTR=count_t is not None,
         IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu,
         DZ=dz is not None,
     ), warps, 1)
