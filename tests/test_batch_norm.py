@@ -842,12 +842,15 @@ def test_dx_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype,
         fastnorm.batch_norm(x, rm, rv, w, b, True, activation="relu", z=z).backward(dy)
         return K._spatial(K.view(x)), x.grad, z.grad
 
+    flat_passes = []
+    real = K._dx_flat_pass
+    monkeypatch.setattr(K, "_dx_flat_pass", lambda *a, **k: flat_passes.append(1) or real(*a, **k))
     monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 1 << 30)
     spatial, *compiled = run()
     assert spatial[1] == 0
     monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 0)
     spatial, *argument = run()
-    assert spatial[1] > 0
+    assert spatial[1] > 0 and flat_passes == [1, 1]
     for a, e in zip(argument, compiled, strict=True):
         assert torch.equal(a, e)
 

@@ -1146,9 +1146,10 @@ def _bn_bwd_dx_flat_kernel(
 ):
     """``_bn_bwd_dx_kernel``'s pass as a flat pointwise kernel over dense x, dy (and y), BLOCK consecutive elements a
     program, with the channels of its block found as ``_bn_apply_flat_kernel`` finds them (``_flat_window``): each
-    of the WIN channel slots gets k1 = w·invstd and, TRAIN, k3 = −k1·(Σg·x̂)/n, k2 = −k1·(Σg)/n plus k3 times x̂'s
-    compensation (``_bwd_tiles``), the centre and invstd; each element gathers its channel's and writes
-    dx = k1·g + k2 + k3·(x - centre)·invstd (TRAIN) or k1·g, and dz = g with DZ."""
+    of the WIN channel slots gets k1 = w·invstd and, TRAIN, k2 = −k1·(Σg)/n, k3 = −k1·(Σg·x̂)/n and x̂'s centre,
+    invstd and compensation (``_bwd_tiles``: x̂ itself, as there, so that an Inf in dy gives what the reference gives
+    — folding the compensation into k2 turned it into NaN); each element gathers its channel's and writes
+    dx = k1·g + k2 + k3·x̂ (TRAIN) or k1·g, and dz = g with DZ."""
     blk = tl.program_id(0)
     i0 = blk.to(IDX) * BLOCK
     i = i0 + tl.arange(0, BLOCK).to(IDX)
@@ -1167,9 +1168,9 @@ def _bn_bwd_dx_flat_kernel(
             n = _hl(cnt_hi, cnt_lo, ACC)
         mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
         ctr_w, err_w = _two_sum(mean_w, mrel_w)
-        k3_w = -k1_w * (fb / n)
-        k2_w = -k1_w * (fa / n) + k3_w * (-err_w * rstd_w)
-        xh = (tl.load(x_ptr + i, mask=m, other=0.0).to(ACC) - tl.gather(ctr_w, slot, 0)) * tl.gather(rstd_w, slot, 0)
+        offr_w, k2_w, k3_w = -err_w * rstd_w, -k1_w * (fa / n), -k1_w * (fb / n)
+        xv = tl.load(x_ptr + i, mask=m, other=0.0).to(ACC)
+        xh = (xv - tl.gather(ctr_w, slot, 0)) * tl.gather(rstd_w, slot, 0) + tl.gather(offr_w, slot, 0)
         dx = tl.gather(k1_w, slot, 0) * g + (tl.gather(k2_w, slot, 0) + tl.gather(k3_w, slot, 0) * xh)
     else:
         dx = tl.gather(k1_w, slot, 0) * g
