@@ -76,7 +76,8 @@ def install_recorder() -> dict[str, tuple]:
     return jobs
 
 
-#: The flat dx kernel's block, warps and window limit, as the gate compiles it (config.BN_DX_FLAT is off by default).
+#: The flat dx kernel's block, warps and window limit, as the gate compiles it at every size (config.BN_DX_FLAT takes it
+#: from 2^20 elements on; None, which the gate sets after, the tile dx kernel).
 DX_FLAT = (1024, 4, 256)
 
 
@@ -86,7 +87,7 @@ def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
     for resident, fused in ((True, False), (False, True), (False, False)):
         config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
-    config.BN_DX_FLAT = (0, *DX_FLAT)  # the flat dx pass (off by default until measured)
+    config.BN_DX_FLAT = (0, *DX_FLAT)  # the flat dx pass at every size; then the tile one
     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
     config.BN_DX_FLAT = None
     config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False

@@ -761,27 +761,35 @@ def test_apply_flat_against_reference(monkeypatch, shape, cl, mode, device):
 
 
 def test_dx_flat_rule(monkeypatch):
-    """The dx pass takes the flat kernel only with BN_DX_FLAT set, then on BN_APPLY_FLAT's terms with its own block."""
-    assert config.BN_DX_FLAT is None and not config.batch_norm_dx_flat(1 << 30, 4, False, 64, 3136)
+    """The dx pass takes the flat kernel on BN_APPLY_FLAT's terms with BN_DX_FLAT's own threshold, block and window,
+    channels-last rows only in the frozen pass; with BN_DX_FLAT None, never."""
+    assert config.batch_norm_dx_flat(1 << 30, 4, False, 64, 3136, True)
+    monkeypatch.setattr(config, "BN_DX_FLAT", None)
+    assert not config.batch_norm_dx_flat(1 << 30, 4, False, 64, 3136, False)
     monkeypatch.setattr(config, "BN_DX_FLAT", (1 << 20, 256, 4, 64))
     for numel, size, flat, c, s, expected in (
             (1 << 20, 4, False, 2048, 49, True), ((1 << 20) - 1, 4, False, 2048, 49, False),
             (1 << 20, 2, False, 2048, 49, True), (1 << 20, 2, True, 64, 1, False), (1 << 20, 8, False, 64, 49, False),
             (1 << 20, 4, True, 64, 1, True), (1 << 20, 4, True, 65, 1, False), (1 << 20, 4, False, 64, 4, False),
             (1 << 20, 4, False, 64, 5, True)):  # 256 // 4 + 2 = 66 runs need 128 slots; 256 // 5 + 2 = 53: 64
-        assert config.batch_norm_dx_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
+        assert config.batch_norm_dx_flat(numel, size, flat, c, s, False) == expected, (numel, size, flat, c, s)
+        assert config.batch_norm_dx_flat(numel, size, flat, c, s, True) == (expected and not flat)
 
 
-@pytest.mark.parametrize("shape,cl", [((3, 5, 7, 9), False), ((3, 5, 7, 9), True), ((2, 3, 4, 2, 3), True),
-                                      ((6, 4), False), ((4, 7, 3), False), ((2, 3, 70, 3), False)])
-@pytest.mark.parametrize("mode", ["train", "frozen dx"])
+_DX_FLAT_SHAPES = [((3, 5, 7, 9), False), ((3, 5, 7, 9), True), ((2, 3, 4, 2, 3), True), ((6, 4), False),
+                   ((4, 7, 3), False), ((2, 3, 70, 3), False)]
+
+
+@pytest.mark.parametrize("shape,cl,mode", [(shape, cl, mode) for shape, cl in _DX_FLAT_SHAPES
+                                           for mode in ("train", "frozen dx") if mode != "train" or not
+                                           (cl or len(shape) == 2)])
 def test_dx_flat_against_reference(monkeypatch, shape, cl, mode, device):
     """The dx pass through the flat kernel (BN_DX_FLAT with its threshold at 0; BLOCK 64: ragged last blocks, runs
-    across blocks): the two-launch training backward, and the frozen backward with dx alone (no parameter
-    gradients), NCHW, channels-last, (N, C), (N, C, L) and 3-d, with ReLU and a residual (dz), without parameters,
+    across blocks): the two-launch training backward (NCHW, (N, C, L)), and the frozen backward with dx alone (no
+    parameter gradients; also channels-last, (N, C) and 3-d), with ReLU and a residual (dz), without parameters,
     under fix_gamma, 16- and 32-bit x (16-bit channels-last rows keep the tile kernel), against the reference, with a
-    channel of 1e4 + randn; dx poisoned before every flat launch; and the stage API's ``backward_dx`` with the count
-    a device scalar."""
+    channel of 1e4 + randn; dx poisoned before every flat launch; and in training the stage API's ``backward_dx``
+    with the count a device scalar, against the tile kernel."""
     monkeypatch.setattr(config, "BN_DX_FLAT", (0, 64, 2, 256))
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
     monkeypatch.setattr(config, "BN_RESIDENT", False)
@@ -812,7 +820,8 @@ def test_dx_flat_against_reference(monkeypatch, shape, cl, mode, device):
                   activation=options.get("activation"), z=z)
     flat = cl or len(shape) == 2
     assert passes == [training] * (2 if flat else 4), passes
-
+    if not training:
+        return
     x, w, b, rm, rv = (t.detach() for t in _make(shape, cl, torch.float32, device, seed=9))
     dy = torch.randn_like(x)
     dims = [d for d in range(x.dim()) if d != 1]

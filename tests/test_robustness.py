@@ -450,7 +450,7 @@ def test_nan_inf_stay_in_their_rows_layer_norm(is_rms, n, in_dy):
 @pytest.mark.parametrize("in_dy", [False, True], ids=["in-x", "in-dy"])
 @pytest.mark.parametrize("dx_flat", [False, True], ids=["", "dx-flat"])
 def test_nan_inf_stay_in_their_channels_batch_norm(monkeypatch, layout, mode, training, ugs, in_dy, dx_flat):
-    if dx_flat:  # the flat dx pass (config.BN_DX_FLAT) for every tensor
+    if dx_flat:  # the flat dx pass (config.BN_DX_FLAT) at every size (here: NCHW training)
         monkeypatch.setattr(fastnorm.kernels.config, "BN_DX_FLAT", (0, 64, 2, 256))
     n, c, h, wd = 3, 5, 3, 2
     bad = [((1, 1, 0, 1), float("nan")), ((2, 3, 2, 0), float("inf"))]

@@ -1879,7 +1879,7 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
     eh, el = _hilo(eps)
-    if config.batch_norm_dx_flat(xv.x.numel(), xv.x.element_size(), xv.flat, c, xv.s):
+    if config.batch_norm_dx_flat(xv.x.numel(), xv.x.element_size(), xv.flat, c, xv.s, train):
         _dx_flat_pass(xv, dy, y, dx, dz, weight, mean, mrel, sd, sums, count if count_ptr else None, (ch, cl),
                       (eh, el), train=train, is_var=is_var, fix_gamma=fix_gamma, relu=relu)
         return

@@ -588,11 +588,16 @@ BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
 #: The dx pass (the training backward's second launch; the frozen dx-only pass) as a flat pointwise kernel
 #: (``kernels.batch_norm._bn_bwd_dx_flat_kernel``), on the terms of BN_APPLY_FLAT: tensors of BN_DX_FLAT[0] elements or
 #: more of 4-byte x, or 16-bit x in NCHW, BN_DX_FLAT[1] elements and BN_DX_FLAT[2] warps a program, at most
-#: BN_DX_FLAT[3] channel slots. None: the tile kernel everywhere. NOT MEASURED (session 27, branch flat-dx): the tile
-#: kernel's NCHW 7² rows of 49 fp32 store one element at a time, and the frozen pass over the same bytes runs at 53%
-#: of copy where the flat apply reaches 82% (H200, graph replays); predicted: fp32 NCHW 128×2048×7² training
-#: backward 37.5 -> about 47, bf16 28.6 -> about 35.
-BN_DX_FLAT: tuple[int, int, int, int] | None = None
+#: BN_DX_FLAT[3] channel slots — channels-last rows only in the frozen pass; None: the tile kernel everywhere. The
+#: tile kernel stores NCHW rows of 49 fp32 one element at a time (no 16-byte alignment). Measured (NOTES.md, session
+#: 28; H200, CUDA-graph replays, % of copy, tile -> flat, tensors of 1.6M-103M elements): frozen dx fp32 NCHW
+#: 128×2048×7² 64.4 -> 83.7, bf16 48.5 -> 71.3, bf16 256×1024×14² 73.6 -> 90.6, fp32 32×256×14² 39.1 -> 41.3, fp32
+#: channels-last 256×64×56² 88.9 -> 94.9, +0.5..+23 at each of 19 tensors; training backward fp32 NCHW 7² 37.6 ->
+#: 44.2, bf16 28.7 -> 32.7, bf16 256×1024×14² 50.1 -> 55.0, +0.5..+6.6 at each of 16 NCHW tensors, and in the
+#: BatchNorm suite +0.3..+6.6 at each of its 20 NCHW cells. Channels-last in training gained nothing: −1.5, −1.6,
+#: +0.9 (bn_ab), −1.3..+1.6 at the suite's 8 fp32 cells, about 0 on average (its tile kernel already moves 16 bytes
+#: an access). Smaller tensors (not measured) keep the tile kernel.
+BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 #: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
 #: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
 #: still in L2, is read first. Measured (NOTES.md, session 24; CUDA-graph replays, training forward, % of copy):
@@ -669,10 +674,11 @@ def batch_norm_apply_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -
             and batch_norm_flat_window(c, s, flat) <= BN_APPLY_FLAT[3])
 
 
-def batch_norm_dx_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -> bool:
+def batch_norm_dx_flat(numel: int, x_size: int, flat: bool, c: int, s: int, train: bool) -> bool:
     """Whether the dx pass over ``numel`` elements of ``x_size`` bytes (``flat``: channels-last rows; ``c`` channels
-    of runs of ``s``) takes the flat pointwise kernel (BN_DX_FLAT)."""
-    if BN_DX_FLAT is None:
+    of runs of ``s``; ``train``: the training backward's, else the frozen dx-alone pass) takes the flat pointwise
+    kernel (BN_DX_FLAT; channels-last rows only in the frozen pass)."""
+    if BN_DX_FLAT is None or (flat and train):
         return False
     min_numel, block, _, max_window = BN_DX_FLAT
     return (numel >= min_numel and (x_size == 4 or (x_size == 2 and not flat))
