@@ -596,7 +596,9 @@ BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
 #: 44.2, bf16 28.7 -> 32.7, bf16 256×1024×14² 50.1 -> 55.0, +0.5..+6.6 at each of 16 NCHW tensors, and in the
 #: BatchNorm suite +0.3..+6.6 at each of its 20 NCHW cells. Channels-last in training gained nothing: −1.5, −1.6,
 #: +0.9 (bn_ab), −1.3..+1.6 at the suite's 8 fp32 cells, about 0 on average (its tile kernel already moves 16 bytes
-#: an access). Smaller tensors (not measured) keep the tile kernel.
+#: an access). The H100 (session 28, 8 tensors): training backward NCHW fp32 7² 44.8 -> 51.4, bf16 35.6 -> 40.9, bf16
+#: 256×1024×14² 53.2 -> 57.2, +0.3..+1.7 at 14² and 56²; frozen dx +1.4..+23.5 at NCHW, fp32 channels-last +1.5
+#: (128²), −1.4 (14²). Smaller tensors (not measured) keep the tile kernel.
 BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 #: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
 #: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
@@ -690,7 +692,9 @@ def batch_norm_train_fused() -> bool:
     backward too (the H200, NOTES.md session 27; CUDA-graph replays, % of copy, one launch -> two, at 15 tensors of
     1.6M-12.8M elements where one launch had been the rule up to 2^24 elements): bf16 NCHW 128x2048x7² 22.9 -> 28.7,
     CL 31.6 -> 38.4, fp32 NCHW 30.7 -> 37.5, 32x256x14² bf16 9.7 -> 14.4, fp32 16.9 -> 22.7, 8x2048x7² 6.4 -> 7.5 —
-    faster at every one (that rule was measured with host time in the figures). True forces one launch."""
+    faster at every one (that rule was measured with host time in the figures); the H100 the same (session 28, one
+    launch -> two with the tile dx pass, 8 tensors): fp32 NCHW 7² 37.8 -> 44.8, bf16 30.4 -> 35.6, fp32 32x256x14²
+    21.1 -> 28.3, CL 22.8 -> 29.9, fp32 256x64x56² 57.4 -> 59.3. True forces one launch."""
     return BN_TRAIN_FUSED
 
 
