@@ -2,7 +2,8 @@
 
     PYTHONPATH=src python benchmarks/scripts/bn_kernel_times.py [--ops train_fwd,train_bwd] [SPEC ...]
 
-SPEC: config overrides as in ``bn_ab.py`` (``BN_ALIGNED_ROWS={}``; empty: the defaults). The cases are
+SPEC: config overrides as in ``bn_ab.py`` (``BN_ALIGNED_ROWS={}``; empty: the defaults), or ``torch`` (torch's own
+``F.batch_norm``: cuDNN's kernels, the peer's split of the same op). The cases are
 ``tune_batchnorm``'s, filtered by ``$BN_VARIANT_CASES``. Each op runs 5 times to warm up, then 20 times under
 ``torch.profiler``; prints, per case, op and spec, each kernel's mean µs and its share of the bytes' copy time
 (fewest bytes at the suite's copy bandwidth), so that a slow op shows which of its launches is slow.
@@ -29,7 +30,7 @@ def main() -> None:
     ap.add_argument("specs", nargs="*", default=[""])
     ap.add_argument("--ops", default="train_fwd,train_bwd")
     args = ap.parse_args()
-    defaults = {name: getattr(config, name) for spec in args.specs for name in _overrides(spec)}
+    defaults = {name: getattr(config, name) for spec in args.specs if spec != "torch" for name in _overrides(spec)}
     copy_bw = tb.copy_bandwidth()  # bytes/s
     print(f"copy {copy_bw / 1e9:.0f} GB/s")
     for shape, dtype_name, cl in tb.selected_cases():
@@ -37,9 +38,9 @@ def main() -> None:
         for op in args.ops.split(","):
             floor_us = tb.fewest_bytes(op, case) / copy_bw * 1e6
             for spec in args.specs:
-                for name, value in {**defaults, **_overrides(spec)}.items():
+                for name, value in {**defaults, **({} if spec == "torch" else _overrides(spec))}.items():
                     setattr(config, name, value)
-                fn = tb.runner(op, "fastnorm", case)[0]
+                fn = tb.runner(op, "torch" if spec == "torch" else "fastnorm", case)[0]
                 for _ in range(5):
                     fn()
                 torch.cuda.synchronize()
