@@ -24,6 +24,7 @@ summary line; exits 1 if any failed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -76,23 +77,35 @@ def install_recorder() -> dict[str, tuple]:
     return jobs
 
 
-#: The flat dx kernel's block, warps and window limit, as the gate compiles it at every size (config.BN_DX_FLAT takes it
-#: from 2^20 elements on; None, which the gate sets after, the tile dx kernel).
-DX_FLAT = (1024, 4, 256)
-
-
 def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
     """The BatchNorm launches over x (with gradients): training in each of its forms (single read, one launch, two
-    launches), the frozen step and evaluation, forward and backward."""
+    launches; the dx pass flat at every size and tiled), the frozen step and evaluation, forward and backward."""
     for resident, fused in ((True, False), (False, True), (False, False)):
         config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
-    config.BN_DX_FLAT = (0, *DX_FLAT)  # the flat dx pass at every size; then the tile one
-    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
-    config.BN_DX_FLAT = None
+    for dx_flat in _dx_passes(config):
+        with _setting(config, "BN_DX_FLAT", dx_flat):
+            _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
+            _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=False)  # frozen dx alone
     config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False
     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
+
+
+def _dx_passes(config) -> tuple:
+    """BN_DX_FLAT's settings that take the dx pass flat at every size, and tiled at every size."""
+    return (0, *config.BN_DX_FLAT[1:]), None
+
+
+@contextlib.contextmanager
+def _setting(config, name: str, value):
+    """config.<name> = value inside the block, then back to what it was (the cases after run under the default)."""
+    old = getattr(config, name)
+    setattr(config, name, value)
+    try:
+        yield
+    finally:
+        setattr(config, name, old)
 
 
 def _meta(*shape, dtype=torch.float32, grad=False, channels_last=False):
@@ -204,10 +217,13 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 z = _meta(*shape, dtype=dtype, grad=True, channels_last=cl)
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, momentum=None, activation="relu", z=z,
                          num_batches_tracked=nbt)
-                config.BN_RESIDENT, config.BN_TRAIN_FUSED, config.BN_DX_FLAT = False, False, (0, *DX_FLAT)
-                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
-                _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=True, use_global_stats=True)
-                config.BN_RESIDENT, config.BN_DX_FLAT = True, None
+                config.BN_RESIDENT, config.BN_TRAIN_FUSED = False, False
+                for dx_flat in _dx_passes(config):
+                    with _setting(config, "BN_DX_FLAT", dx_flat):
+                        _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
+                        _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=True,
+                                 use_global_stats=True)
+                config.BN_RESIDENT = True
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True, fix_gamma=True,
                          activation="relu")
                 fastnorm.batch_norm(x.detach(), rm, rv, w.detach(), b.detach(), training=False)

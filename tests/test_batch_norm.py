@@ -690,6 +690,7 @@ def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
     against the reference."""
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
     monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "BN_DX_FLAT", None)  # the tile dx pass, whose plans this records
     monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 64, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
@@ -721,9 +722,10 @@ def test_apply_flat_rule():
             (big, 4, False, 2048, 49, True), (big, 4, False, 64, -(-block // (most - 2)), True),
             (big, 4, False, 64, -(-block // (most - 2)) - 1, False)):
         assert config.batch_norm_apply_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
-    assert config.batch_norm_flat_window(64, 1, True) == 64 and config.batch_norm_flat_window(3, 1, True) == 4
-    assert config.batch_norm_flat_window(64, 49, False) == 32  # 1024 // 49 + 2 = 22 runs at most
-    assert config.batch_norm_flat_window(64, 4096, False) == 2
+    assert config.batch_norm_flat_window(64, 1, True, 1024) == 64
+    assert config.batch_norm_flat_window(3, 1, True, 1024) == 4
+    assert config.batch_norm_flat_window(64, 49, False, 1024) == 32  # 1024 // 49 + 2 = 22 runs at most
+    assert config.batch_norm_flat_window(64, 4096, False, 1024) == 2
 
 
 @pytest.mark.parametrize("shape,cl", [((3, 5, 7, 9), False), ((3, 5, 7, 9), True), ((2, 3, 4, 2, 3), True),
@@ -828,11 +830,12 @@ def test_dx_flat_against_reference(monkeypatch, shape, cl, mode, device):
     mean, invstd = x.mean(dims), torch.rsqrt(x.var(dims, unbiased=False) + 1e-5)
     sum_dy, sum_dy_xhat = torch.randn(shape[1], device=device), torch.randn(shape[1], device=device)
     count = torch.tensor(float(x.numel() // shape[1]), device=device)
+    before = len(passes)
     dx, _ = fastnorm.ops.batch_norm.backward_dx(dy, x, mean, invstd, w, sum_dy, sum_dy_xhat, count)
     monkeypatch.setattr(config, "BN_DX_FLAT", None)
     expected, _ = fastnorm.ops.batch_norm.backward_dx(dy, x, mean, invstd, w, sum_dy, sum_dy_xhat, count)
     torch.testing.assert_close(dx, expected, rtol=1e-5, atol=1e-5)
-    assert passes[-1] is True
+    assert passes[before:] == [True]  # the flat kernel for the first, the tile kernel for the second
 
 
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 10, 9), torch.bfloat16),
@@ -862,6 +865,46 @@ def test_dx_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype,
     assert spatial[1] > 0 and flat_passes == [1, 1]
     for a, e in zip(argument, compiled, strict=True):
         assert torch.equal(a, e)
+
+
+@pytest.mark.parametrize("shape,cl,spatial_compiled", [((3, 5, 7, 9), False, 1 << 30), ((3, 5, 9, 11), False, 0),
+                                                        ((4, 6, 5, 3), True, 1 << 30)])
+def test_flat_kernels_in_64_bit(monkeypatch, shape, cl, spatial_compiled, device):
+    """The flat apply and dx kernels with 64-bit indices (forced) give the 32-bit results bitwise: the two-launch
+    training forward and backward, the frozen backward with dx alone and evaluation; S compiled in or an argument
+    (S = 99 past BN_SPATIAL_COMPILED: the 64-bit division paths), channels-last rows."""
+    monkeypatch.setattr(config, "BN_APPLY_FLAT", (0, 64, 2, 256))
+    monkeypatch.setattr(config, "BN_DX_FLAT", (0, 64, 2, 256))
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", spatial_compiled)
+    x, w, b, rm, rv = (t.detach() for t in _make(shape, cl, torch.float32, device, seed=12))
+    dy = torch.randn(x.shape, generator=torch.Generator().manual_seed(13)).to(device)
+
+    def run():
+        out = []
+        for training, glob in ((True, False), (True, True), (False, False)):
+            xg = x.clone().requires_grad_(True)
+            wg, bg = (t.clone().requires_grad_(training and not glob) for t in (w, b))
+            y = fastnorm.batch_norm(xg, rm.clone(), rv.clone(), wg, bg, training, use_global_stats=glob)
+            out += [y, *torch.autograd.grad(y, [t for t in (xg, wg, bg) if t.requires_grad], dy)]
+        return out
+
+    real, idx = K._flat_shape, []
+
+    def recorded(xv, block, force=None):
+        grid, sizes, shape_ = real(xv, block)
+        idx.append(shape_["IDX"])
+        return grid, sizes, {**shape_, "IDX": force or shape_["IDX"]}
+
+    monkeypatch.setattr(K, "_flat_shape", recorded)
+    expected = run()
+    launches = len(idx)
+    assert set(idx) == {tl.int32} and launches == (5 if cl else 6), idx  # CL training: the tile dx kernel
+    monkeypatch.setattr(K, "_flat_shape", lambda xv, block: recorded(xv, block, tl.int64))
+    for a, e in zip(run(), expected, strict=True):
+        assert torch.equal(a, e)
+    assert len(idx) == 2 * launches
 
 
 @pytest.mark.parametrize("shape,cl,dtype,ragged", [
@@ -930,6 +973,7 @@ def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, devi
     the one-launch passes keep nothing."""
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
     monkeypatch.setattr(config, "BN_RESIDENT", False)
+    monkeypatch.setattr(config, "BN_DX_FLAT", None)  # the tile dx pass, whose keep this records
     monkeypatch.setattr(config, "multiprocessor_count", lambda device: 4)  # the same plans on any device
     monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})

@@ -190,6 +190,28 @@ def test_batch_norm_backward_replays_the_same_launches(launches, monkeypatch, mo
                                                               need[3] and relu), inputs)
 
 
+@pytest.mark.parametrize("mode", ["train two launches", "frozen dx alone"])
+def test_batch_norm_flat_dx_replays(launches, monkeypatch, mode):
+    """The dx pass through the flat kernel (its threshold lowered to 0): the two-launch training backward and the
+    frozen backward with dx alone record and replay like the tiled one."""
+    monkeypatch.setattr(config, "BN_DX_FLAT", (0, 64, 2, 256))
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    x, w, b, z, rm, rv, _ = _bn_inputs()
+    train = mode == "train two launches"
+    y, shift, mrel, rstd = OB._forward_impl(x, w, b, z, rm, rv, None, train, train, 0.1, 1e-5, False, False)
+    dy = torch.randn_like(x)
+    args = (dy, x, None, w, shift, mrel, rstd, train, False, False, True, train, train, False, torch.float32,
+            torch.float32)
+
+    def inputs(out):  # the replayed call's inputs, its parameter gradients (training) among them
+        return x, dy, None, w, shift, mrel, rstd, out[1], out[2]
+
+    flat = _counting(monkeypatch, KB, "_dx_flat_pass")
+    _replay_matches_full_call(launches, _counting(monkeypatch, KB, "view"), lambda: OB._backward_impl(*args),
+                              lambda out: OB._backward_triton(*inputs(out), train, False, False, True, False), inputs)
+    assert flat and "_bn_bwd_dx_flat_kernel" in [name for name, *_ in launches]
+
+
 def test_batch_norm_not_replayed_where_it_must_not_be(launches, monkeypatch):
     x, w, b, z, rm, rv, _ = _bn_inputs()
     options = (True, True, 0.1, 1e-5, False, False)

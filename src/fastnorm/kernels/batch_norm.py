@@ -46,7 +46,9 @@ so there is no deadlock whatever the residency, and under the interpreter (progr
 another) nothing ever waits. Frozen/eval backward is one pass (dx, plus sums partials for dγ, dβ when
 they are needed). Evaluation forward is one pass; over large tensors the one-pass forward (evaluation, the
 training forward's apply) runs as a flat pointwise kernel instead (``_bn_apply_flat_kernel``: the channel of each
-element computed from its index, S and C compiled in, or both arguments where S is; ``config.BN_APPLY_FLAT``).
+element computed from its index, S and C compiled in, or both arguments where S is; ``config.BN_APPLY_FLAT``), and
+so does the dx pass (the training backward's second launch, the frozen backward with dx alone, the stage API's
+``backward_dx``) from 2^20 elements (``_bn_bwd_dx_flat_kernel``, ``config.BN_DX_FLAT``).
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.

@@ -585,7 +585,8 @@ BN_DX_LARGE_TILE = 4096
 #: flat): fp32 evaluation NCHW 7² 71.1 -> 84.7, 14² 93.5 -> 96.3, CL 56² 94.9 -> 96.4; bf16 NCHW 14² 87.7 -> 92.2, 56²
 #: 90.8 -> 92.6, 8×256×128² 87.6 -> 86.8; training forward +0.2..+4.8.
 BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
-#: The dx pass (the training backward's second launch; the frozen dx-only pass) as a flat pointwise kernel
+#: The dx pass (the training backward's second launch; the frozen dx-only pass; also the stage API's ``backward_dx``
+#: and SyncBatchNorm's dx pass where it runs apart from its exchange, not measured there) as a flat pointwise kernel
 #: (``kernels.batch_norm._bn_bwd_dx_flat_kernel``), on the terms of BN_APPLY_FLAT: tensors of BN_DX_FLAT[0] elements or
 #: more of 4-byte x, or 16-bit x in NCHW, BN_DX_FLAT[1] elements and BN_DX_FLAT[2] warps a program, at most
 #: BN_DX_FLAT[3] channel slots — channels-last rows only in the frozen pass; None: the tile kernel everywhere. The
@@ -653,10 +654,10 @@ BN_ROW_LANES_MAX = 64
 BN_TRAIN_FUSED = False
 
 
-def batch_norm_flat_window(c: int, s: int, flat: bool, block: int | None = None) -> int:
+def batch_norm_flat_window(c: int, s: int, flat: bool, block: int) -> int:
     """A flat pointwise kernel's channel slots per program: every channel's (channels-last rows), or the runs of S
-    elements that a block of ``block`` (default BN_APPLY_FLAT[1]) elements can touch (NCHW)."""
-    return _next_pow2(c) if flat else _next_pow2((block or BN_APPLY_FLAT[1]) // s + 2)
+    elements that a block of ``block`` elements can touch (NCHW)."""
+    return _next_pow2(c) if flat else _next_pow2(block // s + 2)
 
 
 #: How many distinct NCHW spatial sizes (S > 64) a process compiles into the BatchNorm kernels; later sizes run with S
@@ -673,7 +674,7 @@ def batch_norm_apply_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -
     (``flat``: channels-last rows) takes the flat pointwise kernel (BN_APPLY_FLAT: measured for 4-byte x, and 16-bit x
     in NCHW; a window of at most BN_APPLY_FLAT[3] channel slots)."""
     return (numel >= BN_APPLY_FLAT[0] and (x_size == 4 or (x_size == 2 and not flat))
-            and batch_norm_flat_window(c, s, flat) <= BN_APPLY_FLAT[3])
+            and batch_norm_flat_window(c, s, flat, BN_APPLY_FLAT[1]) <= BN_APPLY_FLAT[3])
 
 
 def batch_norm_dx_flat(numel: int, x_size: int, flat: bool, c: int, s: int, train: bool) -> bool:
