@@ -250,13 +250,18 @@ def test_targets_are_scored_as_timed_and_in_gpu_time():
         r = common.finish_record(common.record(impl=impl, **kw), ms, 10**6, 2.0)  # 1 ms: 50% of a 2 GB/s copy
         return common.finish_graph(r, gms, 2.0) if gms else r
 
+    ref = common.REFERENCE
     cells = [("a", 50.0, {"fastnorm": rec("fastnorm", 1.0, 0.5), "torch": rec("torch", 0.99, 0.6)}),  # within margin
              ("b", 60.0, {"fastnorm": rec("fastnorm", 1.0, 1.0), "torch": rec("torch", 0.9, 0.9)}),
-             ("c", 40.0, {"fastnorm": rec("fastnorm", 2.0), common.REFERENCE: rec(common.REFERENCE, 0.1, 0.1)})]
+             ("c", 40.0, {"fastnorm": rec("fastnorm", 2.0), ref: rec(ref, 0.1, 0.1)}),
+             ("d", 60.0, {"fastnorm": rec("fastnorm", 1.0, 1.0), ref: rec(ref, 1.0, 0.9)}),  # the copy: 50, 56%
+             ("e", 60.0, {"fastnorm": rec("fastnorm", 1.0, 1.0), ref: rec(ref, 1.0, 0.5)})]  # the copy: 50, 100%
     sc = targets.score(cells)
-    assert sc.cells == 3 and sc.measured == {"timed": 3, "gpu": 2}
-    assert sc.met == {"timed": 1, "gpu": 1} and sc.misses == {"timed": ["b", "c"], "gpu": ["b"]}
+    assert sc.cells == 5 and sc.measured == {"timed": 5, "gpu": 4}
+    assert sc.met == {"timed": 1, "gpu": 1} and sc.misses == {"timed": ["b", "c", "d", "e"], "gpu": ["b", "d", "e"]}
     assert sc.peer_faster == {"timed": 1, "gpu": 1}  # b only; the reference is no peer
+    assert sc.copy_short == {"timed": ["d"], "gpu": ["d"]}  # e's copy reaches the target in one of its figures
+    assert sc.missed_at("gpu") == ["b", "d" + targets.COPY_SHORT_MARK, "e"]
 
     bn = [rec(impl, ms, gms, dtype="bfloat16", layout="nchw", label="s", mode=mode)
           for mode in ("train_fwd", "eval_fwd") for impl, ms, gms in (("fastnorm", 0.8, 0.8), ("torch", 2.0, 1.0))]
@@ -269,6 +274,12 @@ def test_targets_are_scored_as_timed_and_in_gpu_time():
     row = next(line for line in table.splitlines() if line.startswith("| LN fwd"))
     assert [c.strip() for c in row.split("|")[3:7]] == ["1", "0 / –", "0 / –", "128"]  # N = 384 has no target
     assert "| BatchNorm train fwd" in table and targets_table({}) is None
+    assert targets.COPY_SHORT_MARK not in table
+    norm.append(rec(ref, 1.0, dtype="bfloat16", group="sweep", n=128, direction="fwd", label="49152×128"))  # 50%
+    bn += [rec(ref, 1.0, dtype="bfloat16", layout="nchw", label="s", mode="eval_fwd")]  # 50%: eval's miss too
+    table = targets_table({"layernorm": {"records": norm}, "batchnorm": {"records": bn}})
+    assert "| 128" + targets.COPY_SHORT_MARK + " " in table and "(see the tables); 1" + targets.COPY_SHORT_MARK in table
+    assert table.splitlines()[-1].startswith(targets.COPY_SHORT_MARK + " torch's copy of the same bytes")
 
 
 def test_host_bound_cells_are_marked():

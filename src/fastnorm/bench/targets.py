@@ -9,7 +9,9 @@ Targets (% of copy bandwidth on the fewest bytes, the same run):
   forward and frozen backward >= 85.
 
 Both also ask that fastnorm be no slower than any peer anywhere; a peer counts as faster only beyond
-``PEER_MARGIN`` (the run-to-run noise of one figure).
+``PEER_MARGIN`` (the run-to-run noise of one figure). A missed cell where the suite's reference (torch's copy of the
+same bytes under the same timer, ``common.REFERENCE``) is below the target too, in its better figure, is a cell
+where the device's copy of those bytes does not reach it either (``COPY_SHORT_MARK``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from . import common
 
 BN_TARGETS = {"train_fwd": 60.0, "train_bwd": 55.0, "eval_fwd": 85.0, "frozen_bwd": 85.0}
 PEER_MARGIN = 0.02
+#: Marks a missed cell where the copy of the same bytes is below the target too.
+COPY_SHORT_MARK = "ᶜ"
 _SHORT = {common.dtype_name(d): short for d, short in common.SHORT_DTYPE.items()}
 #: The figures a cell is scored on: as timed (host time included where it reaches the GPU's), and GPU time alone.
 KEYS = {"timed": ("pct_copy", "ms"), "gpu": ("graph_pct_copy", "graph_ms")}
@@ -48,13 +52,19 @@ def describe_norm_target(direction: str) -> str:
 @dataclass
 class Score:
     """One group of cells (a suite's direction or mode): its target(s) and, per figure kind (``KEYS``), the cells
-    measured, those meeting their target, and those where a peer is faster."""
+    measured, those meeting their target, those where a peer is faster, the missed cells, and those of them where the
+    copy of the same bytes (the suite's reference) is below the target too."""
 
     cells: int = 0
     measured: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEYS, 0))
     met: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEYS, 0))
     peer_faster: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KEYS, 0))
     misses: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KEYS})
+    copy_short: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KEYS})
+
+    def missed_at(self, kind: str) -> list[str]:
+        """The missed cells' labels, each marked where the copy of the same bytes misses too."""
+        return [m + (COPY_SHORT_MARK if m in self.copy_short[kind] else "") for m in self.misses[kind]]
 
 
 def score(cells: Iterable[tuple[str, float, dict[str, dict]]]) -> Score:
@@ -62,7 +72,7 @@ def score(cells: Iterable[tuple[str, float, dict[str, dict]]]) -> Score:
     out = Score()
     for label, target, recs in cells:
         out.cells += 1
-        mine = recs.get(common.FASTNORM)
+        mine, ref = recs.get(common.FASTNORM), recs.get(common.REFERENCE)
         if mine is None or mine["status"] != "ok":
             continue
         for kind, (pct, ms) in KEYS.items():
@@ -73,10 +83,19 @@ def score(cells: Iterable[tuple[str, float, dict[str, dict]]]) -> Score:
                 out.met[kind] += 1
             else:
                 out.misses[kind].append(label)
+                if _copy_rate(ref) < target:
+                    out.copy_short[kind].append(label)
             best = common.speedup(recs, ms)  # (best peer's time / fastnorm's, the peer)
             if best and best[0] * (1 + PEER_MARGIN) < 1:
                 out.peer_faster[kind] += 1
     return out
+
+
+def _copy_rate(ref: dict | None) -> float:
+    """The best % of copy the reference record reached in any of its figures (a graph replay of a large copy can
+    read lower than the eager copy: the higher one is what the copy can do); infinite without one."""
+    rates = [ref[pct] for pct, _ in KEYS.values() if ref and ref["status"] == "ok" and ref.get(pct) is not None]
+    return max(rates, default=float("inf"))
 
 
 def _cells(doc: dict, key: Callable[[dict], tuple], target: Callable[[dict], float | None],
