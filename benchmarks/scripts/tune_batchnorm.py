@@ -242,7 +242,7 @@ def time_all(copy_bw, results):
                                    fastnorm_pct=100 * nbytes / ts["fastnorm"] / copy_bw,
                                    torch_pct=100 * nbytes / ts["torch"] / copy_bw, err=err)
                     if op.startswith("train"):  # the other training path (one launch vs two)
-                        chosen = config.batch_norm_train_fused()
+                        chosen = config.BN_TRAIN_FUSED
                         config.BN_TRAIN_FUSED = not chosen
                         fn, _ = runner(op, "fastnorm", case)
                         t_alt = bench(fn)

@@ -37,7 +37,7 @@ merges their partials in a fixed order and writes y from its registers (x read o
 read, y written).
 
 Training passes run in two launches (statistics or (Σg, Σg·x̂) sums, then the one-pass apply or dx
-kernel) or in one (``config.batch_norm_train_fused``: two, as measured). In one launch, items
+kernel) or in one (``config.BN_TRAIN_FUSED``: two, as measured). In one launch, items
 take tickets from an atomic queue ordered stats(g), apply(g - LAG), stats(g + 1), ...; the last block of
 a group raises the group's ready flag and an apply/dx item spins (acquire) until its group is ready. Every
 launch leaves its counters and flags at 0 again, so one zeroed buffer per stream serves all eager launches. A
@@ -1648,7 +1648,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     if resident and _forward_resident(xv, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt,
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
-    fused = config.batch_norm_train_fused()
+    fused = config.BN_TRAIN_FUSED
     sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", not fused)
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
@@ -1815,10 +1815,10 @@ def apply_peers(xv: View, y: torch.Tensor, z, weight, bias, peers: Peers, *, eps
 def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_var: bool, eps: float,
              fix_gamma: bool, relu: bool, dw, db, keep: bool = False):
     """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx: two launches, or one,
-    ``config.batch_norm_train_fused``), "sums" (sums only) or "frozen" (dx = w·invstd·g and the sums in one pass).
+    ``config.BN_TRAIN_FUSED``), "sums" (sums only) or "frozen" (dx = w·invstd·g and the sums in one pass).
     Writes dx/dz/dw/db when given; returns the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂). ``keep`` ("sums"): a dx pass
     follows, so the sums leave the end of what they read in L2 for it (``_kept``)."""
-    if mode == "train" and not config.batch_norm_train_fused():
+    if mode == "train" and not config.BN_TRAIN_FUSED:
         sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
                         fix_gamma=fix_gamma, relu=relu, dw=dw, db=db, keep=True)
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,

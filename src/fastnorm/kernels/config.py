@@ -649,8 +649,15 @@ BN_SUMS_WAVE = 2
 #: (index = n·L + s: shifts and masks instead of a division per element). Measured on the H200: better
 #: at 7x7 (S=49), worse than the division at 14x14 (S=196: training forward 12% vs 25% of copy).
 BN_ROW_LANES_MAX = 64
-#: Training passes in one launch (ticket queue; statistics items, then apply/dx items that wait for
-#: their group) or two (statistics/sums kernel, then a one-pass kernel): ``batch_norm_train_fused``.
+#: Training passes in one launch (ticket queue; statistics items, then apply/dx items that wait for their group;
+#: True) or two (statistics/sums kernel, then a one-pass kernel; False). Two, measured: the forward everywhere (the
+#: H200); the backward too (the H200, NOTES.md session 27; CUDA-graph replays, % of copy, one launch -> two, at 15
+#: tensors of 1.6M-12.8M elements where one launch had been the rule up to 2^24 elements): bf16 NCHW 128x2048x7² 22.9
+#: -> 28.7, CL 31.6 -> 38.4, fp32 NCHW 30.7 -> 37.5, 32x256x14² bf16 9.7 -> 14.4, fp32 16.9 -> 22.7, 8x2048x7² 6.4 ->
+#: 7.5 — faster at every one (that rule was measured with host time in the figures); the H100 the same (session 28,
+#: one launch -> two with the tile dx pass, 8 tensors): fp32 NCHW 7² 37.8 -> 44.8, bf16 30.4 -> 35.6, fp32 32x256x14²
+#: 21.1 -> 28.3, CL 22.8 -> 29.9, fp32 256x64x56² 57.4 -> 59.3. The one-launch kernel stays for SyncBatchNorm's
+#: backward with its exchange.
 BN_TRAIN_FUSED = False
 
 
@@ -686,17 +693,6 @@ def batch_norm_dx_flat(numel: int, x_size: int, flat: bool, c: int, s: int, trai
     min_numel, block, _, max_window = BN_DX_FLAT
     return (numel >= min_numel and (x_size == 4 or (x_size == 2 and not flat))
             and batch_norm_flat_window(c, s, flat, block) <= max_window)
-
-
-def batch_norm_train_fused() -> bool:
-    """One launch or two for a training pass (BN_TRAIN_FUSED). Two, measured: the forward everywhere (the H200); the
-    backward too (the H200, NOTES.md session 27; CUDA-graph replays, % of copy, one launch -> two, at 15 tensors of
-    1.6M-12.8M elements where one launch had been the rule up to 2^24 elements): bf16 NCHW 128x2048x7² 22.9 -> 28.7,
-    CL 31.6 -> 38.4, fp32 NCHW 30.7 -> 37.5, 32x256x14² bf16 9.7 -> 14.4, fp32 16.9 -> 22.7, 8x2048x7² 6.4 -> 7.5 —
-    faster at every one (that rule was measured with host time in the figures); the H100 the same (session 28, one
-    launch -> two with the tile dx pass, 8 tensors): fp32 NCHW 7² 37.8 -> 44.8, bf16 30.4 -> 35.6, fp32 32x256x14²
-    21.1 -> 28.3, CL 22.8 -> 29.9, fp32 256x64x56² 57.4 -> 59.3. True forces one launch."""
-    return BN_TRAIN_FUSED
 
 
 #: The reductions over NCHW x — the training forward's statistics (its first launch; SyncBatchNorm's statistics) and
