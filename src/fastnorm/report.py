@@ -127,7 +127,7 @@ def run_suite(suite: str, out: Path, quick: bool) -> dict:
 
 
 #: The headline's figure: % of copy as timed (host time included where it reaches the GPU's), or of GPU time alone.
-MAIN, GPU = "pct_copy", "graph_pct_copy"
+MAIN, GPU = targets.KEYS["timed"][0], targets.KEYS["gpu"][0]
 
 
 def _pct(rec: dict | None, key: str = MAIN) -> float | None:
@@ -238,7 +238,7 @@ def targets_table(docs: dict[str, dict]) -> str | None:
     for suite in NORM_SUITES:
         if docs.get(suite):
             for direction, sc in targets.norm_scores(docs[suite]).items():
-                missed = sc.missed_at("gpu" if sc.measured["gpu"] else "timed")
+                missed = sc.missed_at()
                 marked |= any(m.endswith(targets.COPY_SHORT_MARK) for m in missed)
                 rows.append([f"{'LN' if suite == 'layernorm' else 'RMS'} {direction}, bf16 (49152, N)",
                              targets.describe_norm_target(direction),
@@ -247,7 +247,7 @@ def targets_table(docs: dict[str, dict]) -> str | None:
         from .bench.batchnorm import MODE_TITLES
 
         for mode, sc in targets.bn_scores(docs["batchnorm"]).items():
-            short = len(sc.copy_short["gpu" if sc.measured["gpu"] else "timed"])
+            short = len(sc.copy_short[sc.shown])
             marked |= short > 0
             rows.append([f"BatchNorm {MODE_TITLES[mode]}", f"≥ {targets.BN_TARGETS[mode]:g}", str(sc.cells),
                          _pair(sc, sc.met), _pair(sc, sc.peer_faster),

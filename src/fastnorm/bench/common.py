@@ -476,9 +476,9 @@ class Measurer:
             try:
                 graph = self.timer.graph_ms(make)
             except Exception as exc:
-                rec["graph_error"] = short_error(exc)
-                if isinstance(exc, torch.cuda.OutOfMemoryError):
-                    rec["graph_error"] = "out of memory"
+                oom = isinstance(exc, torch.cuda.OutOfMemoryError)
+                rec["graph_error"] = "out of memory" if oom else short_error(exc)
+                if oom:
                     torch.cuda.empty_cache()
                 elif cuda_context_lost(exc):
                     self.lost = f"CUDA context lost after capturing {rec.get('impl')} at {rec.get('label')}"
@@ -524,9 +524,15 @@ def record(**fields: Any) -> dict:
     return fields
 
 
+def _rates(nbytes: int, ms: float, copy_gbps: float) -> tuple[float, float | None]:
+    """(GB/s, % of the copy bandwidth) of moving ``nbytes`` in ``ms``."""
+    rate = gbps(nbytes, ms)
+    return rate, 100.0 * rate / copy_gbps if copy_gbps > 0 else None
+
+
 def finish_record(rec: dict, ms: float, nbytes: int, copy_gbps: float, host_ms: float | None = None) -> dict:
-    rec.update(status="ok", ms=ms, bytes=nbytes, gbps=gbps(nbytes, ms),
-               pct_copy=100.0 * gbps(nbytes, ms) / copy_gbps if copy_gbps > 0 else None)
+    rate, pct = _rates(nbytes, ms, copy_gbps)
+    rec.update(status="ok", ms=ms, bytes=nbytes, gbps=rate, pct_copy=pct)
     if host_ms is not None:
         rec.update(host_ms=host_ms, host_bound=host_ms >= HOST_BOUND_FRACTION * ms)
     return rec
@@ -535,8 +541,8 @@ def finish_record(rec: dict, ms: float, nbytes: int, copy_gbps: float, host_ms: 
 def finish_graph(rec: dict, ms: float, copy_gbps: float) -> dict:
     """Add the GPU time alone (``Timer.graph_ms``) to a timed record: ``graph_ms``, ``graph_gbps``,
     ``graph_pct_copy`` on the record's bytes."""
-    rate = gbps(rec["bytes"], ms)
-    rec.update(graph_ms=ms, graph_gbps=rate, graph_pct_copy=100.0 * rate / copy_gbps if copy_gbps > 0 else None)
+    rate, pct = _rates(rec["bytes"], ms, copy_gbps)
+    rec.update(graph_ms=ms, graph_gbps=rate, graph_pct_copy=pct)
     return rec
 
 

@@ -62,8 +62,15 @@ class Score:
     misses: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KEYS})
     copy_short: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KEYS})
 
-    def missed_at(self, kind: str) -> list[str]:
-        """The missed cells' labels, each marked where the copy of the same bytes misses too."""
+    @property
+    def shown(self) -> str:
+        """The figure kind a summary shows: GPU time where measured, else as timed."""
+        return "gpu" if self.measured["gpu"] else "timed"
+
+    def missed_at(self, kind: str | None = None) -> list[str]:
+        """The missed cells' labels in ``kind``'s figures (default ``shown``), each marked where the copy of the same
+        bytes misses too."""
+        kind = kind or self.shown
         return [m + (COPY_SHORT_MARK if m in self.copy_short[kind] else "") for m in self.misses[kind]]
 
 
