@@ -130,6 +130,15 @@ def watch_replays(monkeypatch) -> list:
     return replays
 
 
+def forget_replays() -> None:
+    """Drop the launches recorded for replay (``kernels._replay``): a test that patches a kernel module's internals
+    between two calls of one signature needs the second call made afresh, which on CUDA would replay the first's
+    launches."""
+    from fastnorm.kernels import config
+
+    config.generation += 1
+
+
 def peer_buffers(c: int, world: int, device):
     """``world`` ranks' symmetric buffers simulated in one process: fresh buffers with the exchange's layout,
     and each rank's ``Peers`` (the buffers' addresses, in rank order)."""

@@ -22,7 +22,7 @@ from fastnorm import reference as ref
 from fastnorm.kernels import batch_norm as K
 from fastnorm.kernels import config
 from fastnorm.kernels._exchange import SYNC_BUFFERS
-from helpers import assert_close, poisoned_like, to_np64, watch_replays
+from helpers import assert_close, forget_replays, poisoned_like, to_np64, watch_replays
 
 # (shape, channels_last): 1d/2d/3d, C = 1, 3, 65, 129, spatial 1x1, batch 1 with spatial > 1, uneven sizes.
 SHAPES = [
@@ -902,6 +902,7 @@ def test_flat_kernels_in_64_bit(monkeypatch, shape, cl, spatial_compiled, device
     launches = len(idx)
     assert set(idx) == {tl.int32} and launches == (5 if cl else 6), idx  # CL training: the tile dx kernel
     monkeypatch.setattr(K, "_flat_shape", lambda xv, block: recorded(xv, block, tl.int64))
+    forget_replays()
     for a, e in zip(run(), expected, strict=True):
         assert torch.equal(a, e)
     assert len(idx) == 2 * launches
@@ -1204,6 +1205,7 @@ def test_aligned_rows_in_64_bit_and_nan(monkeypatch, device):
     out32 = step(x, dy)
     real_idx = K._idx
     monkeypatch.setattr(K, "_idx", lambda *a: tl.int64)
+    forget_replays()
     for name, a, e in zip(("y", "dx", "dw", "db"), step(x, dy), out32, strict=True):
         assert torch.equal(a, e), name
     monkeypatch.setattr(K, "_idx", real_idx)
