@@ -605,6 +605,27 @@ def test_batchnorm_suite_graph_factories_compute_each_mode(tmp_path, monkeypatch
     assert doc["settings"]["graphs"] is False and not any("graph_ms" in r for r in doc["records"])
 
 
+def test_same_bytes_reference_captures_kernels(monkeypatch):
+    """The reference's forward is ``copy_`` as timed and an add of 0 in GPU time (a captured ``copy_`` is a graph
+    memcpy node, NOTES.md session 29): both give x; the backward's add gives x + dy in both."""
+
+    class Meter:
+        def __init__(self):
+            self.calls = {}
+
+        def time(self, rec, nbytes, fn, make):
+            self.calls[rec["key"]] = (fn().clone(), make)
+
+    x, dy = torch.randn(3, 7), torch.randn(3, 7)
+    meter = Meter()
+    common.measure_reference(meter, {k: {"key": k} for k in ("fwd", "bwd")}, x, dy, lambda k: 4, lambda k: k == "fwd")
+    fwd_eager, fwd_make = meter.calls["fwd"]
+    bwd_eager, bwd_make = meter.calls["bwd"]
+    assert torch.equal(fwd_eager, x) and torch.equal(bwd_eager, x + dy)
+    monkeypatch.setattr(torch.Tensor, "copy_", lambda *a, **k: pytest.fail("captured a copy_"))
+    assert torch.equal(fwd_make()(), x) and torch.equal(bwd_make()(), x + dy)
+
+
 def test_norms_suite_graph_factories_compute_each_direction(tmp_path, monkeypatch):
     made = _graph_calls(monkeypatch)
     args = _args(norms, tmp_path, op="layernorm", shapes="4x40", dtypes="fp32", impls="fastnorm,torch",

@@ -20,7 +20,8 @@ Each implementation's y (forward) or dx (backward) is compared with a float32 to
 the output tolerance of the dtype the figure is flagged. Bytes: ``common.batch_norm_bytes``.
 
 The same-bytes reference (``common.REFERENCE``, the last column; leave it out of ``--impls`` to skip it): torch's
-copy kernel moving the mode's tensors under the same timer — the forwards ``y.copy_(x)``, the backwards
+copy kernel moving the mode's tensors under the same timer — the forwards ``y.copy_(x)`` (in GPU time
+``torch.add(x, 0, out=y)``: see ``common.measure_reference``), the backwards
 ``torch.add(x, dy, out=dx)`` — counted with the mode's bytes: the ceiling of a single pass at that size, not a peer
 (the two-pass training modes read x, or x and dy, once more).
 """
@@ -395,8 +396,9 @@ def markdown(doc: dict, heading_level: int = 3) -> str:
              "the last column is fastnorm's speed-up over the fastest peer.")
     if common.REFERENCE in doc["settings"]["impls"]:
         intro += (f" The column \"{common.REFERENCE_TITLE}\" is what torch's copy kernel reaches moving the mode's "
-                  "tensors under the same timer (forwards `y.copy_(x)`, backwards `torch.add(x, dy, out=dx)`) — the "
-                  "ceiling of one pass at this size, not a peer.")
+                  "tensors under the same timer (forwards `y.copy_(x)`, in GPU time `torch.add(x, 0, out=y)`: a "
+                  "captured copy is a graph memcpy node, slower at some sizes; backwards `torch.add(x, dy, out=dx)`) — "
+                  "the ceiling of one pass at this size, not a peer.")
     lines = [f"{h} {doc['title']}", "", intro]
     for name, reason in doc.get("unavailable", {}).items():
         lines.append(f"- {name}: not available ({reason})")

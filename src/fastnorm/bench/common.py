@@ -617,7 +617,11 @@ def measure_reference(meter: Measurer, todo: dict, x: torch.Tensor, dy: torch.Te
                       nbytes: Callable[[Any], int], forward: Callable[[Any], bool]) -> None:
     """Fill ``todo`` (key -> record) with the same-bytes reference: ``y.copy_(x)`` where ``forward(key)``, else
     ``torch.add(x, dy, out=dx)``, into one buffer of x's shape and layout, timed by ``meter`` as the
-    implementations are, counted with ``nbytes(key)`` (the op's bytes); never checked (it computes something else)."""
+    implementations are, counted with ``nbytes(key)`` (the op's bytes); never checked (it computes something else).
+
+    In GPU time the forward's copy is ``torch.add(x, 0, out=y)``: a captured ``copy_`` becomes a graph memcpy node,
+    whose rate depends on the size (H200, NOTES.md session 29: 2754 GB/s at 1 GiB and 2770 at 4.7 GiB where eager
+    ``copy_`` and ``add`` both reach 4243-4307; 4275 at 1.2 and 2.3 GiB), while the add is the same kernel in both."""
     try:
         out = torch.empty_like(x)
     except Exception as exc:
@@ -626,8 +630,11 @@ def measure_reference(meter: Measurer, todo: dict, x: torch.Tensor, dy: torch.Te
         return
     with torch.no_grad():  # the suites' x requires grad
         for key, rec in todo.items():
-            call = (lambda: out.copy_(x)) if forward(key) else (lambda: torch.add(x, dy, out=out))
-            meter.time(rec, nbytes(key), call, lambda call=call: call)
+            if forward(key):
+                call, captured = (lambda: out.copy_(x)), (lambda: torch.add(x, 0, out=out))
+            else:
+                call = captured = lambda: torch.add(x, dy, out=out)
+            meter.time(rec, nbytes(key), call, lambda captured=captured: captured)
 
 
 def _impl_title(impl: str) -> str:

@@ -15,8 +15,9 @@ time), Liger-Kernel, Apex and QuACK when importable. A peer that is missing or f
 * Each implementation's y and dx on the first rows are compared with a float32 torch computation; a
   difference beyond twice the output tolerance of the dtype flags the figure (``!`` in the table).
 * The same-bytes reference (``common.REFERENCE``, the last column; leave it out of ``--impls`` to skip it):
-  torch's copy kernel moving the same bytes under the same timer — forward ``y.copy_(x)``, backward
-  ``torch.add(x, dy, out=dx)`` (the op's tensors), counted with the op's bytes — the ceiling at that size, not a
+  torch's copy kernel moving the same bytes under the same timer — forward ``y.copy_(x)`` (in GPU time
+  ``torch.add(x, 0, out=y)``: see ``common.measure_reference``), backward ``torch.add(x, dy, out=dx)`` (the op's
+  tensors), counted with the op's bytes — the ceiling at that size, not a
   peer. It computes something else, so it is not checked; with ``--residual`` it is not measured.
 
 Bytes are ``common.layer_norm_bytes`` / ``common.rms_norm_bytes``; figures are GB/s and % of the copy
@@ -495,7 +496,8 @@ def markdown(doc: dict, heading_level: int = 3) -> str:
              "`torch.autograd.grad` of the parameters and x after one forward, the same for every implementation.")
     if common.REFERENCE in doc["settings"]["impls"]:
         intro += (f" The column \"{common.REFERENCE_TITLE}\" is what torch's copy kernel reaches moving the same bytes "
-                  "under the same timer (forward `y.copy_(x)`, backward `torch.add(x, dy, out=dx)`) — the ceiling at "
+                  "under the same timer (forward `y.copy_(x)`, in GPU time `torch.add(x, 0, out=y)`: a captured copy "
+                  "is a graph memcpy node, slower at some sizes; backward `torch.add(x, dy, out=dx)`) — the ceiling at "
                   "this size, not a peer.")
     lines.append(intro)
     for name, reason in doc.get("unavailable", {}).items():
