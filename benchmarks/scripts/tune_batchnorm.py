@@ -15,6 +15,9 @@
    on a subset of cases;
 4. ``tests``: tests/test_batch_norm*.py and tests/test_convert.py on CUDA (pytest -n 8).
 
+``runner`` (``bn_ab.py``'s ops) also takes ``frozen_params``: the frozen backward with dγ and dβ (the suite's frozen
+mode; fewest bytes x, dy read + dx written).
+
 Kernels are compiled first in parallel worker processes (filling Triton's on-disk cache). Results go
 to $OUT/batchnorm.json when $OUT is set. Timing: triton.testing.do_bench, median, L2 flushed.
 """
@@ -71,7 +74,8 @@ def fewest_bytes(op, case):
     n = x.numel() * x.element_size()
     c = x.shape[1]
     params = c * 4 * 6
-    return {"train_fwd": 2 * n, "train_bwd": 3 * n, "eval_fwd": 2 * n, "frozen_bwd": 2 * n, "stats": n}[op] + params
+    return {"train_fwd": 2 * n, "train_bwd": 3 * n, "eval_fwd": 2 * n, "frozen_bwd": 2 * n, "frozen_params": 3 * n,
+            "stats": n}[op] + params
 
 
 def runner(op, impl, case):
@@ -104,11 +108,14 @@ def runner(op, impl, case):
             return mean.float(), var.float() * (x.numel() // x.shape[1])
 
         return torch_stats, torch_stats
-    if op == "frozen_bwd":
+    if op in ("frozen_bwd", "frozen_params"):  # dx alone; dx, dγ and dβ (the suite's frozen mode)
         xg = x.detach().requires_grad_(True)
-        y = bn(xg, rm, rv, w, b, False, 0.1, 1e-5)
-        return (lambda: torch.autograd.grad(y, (xg,), dy, retain_graph=True)), \
-            (lambda: torch.autograd.grad(y, (xg,), dy, retain_graph=True))
+        params = op == "frozen_params"
+        wg, bg = (t.detach().requires_grad_(params) for t in (w, b))
+        y = bn(xg, rm, rv, wg, bg, False, 0.1, 1e-5)
+        wrt = (xg, wg, bg) if params else (xg,)
+        return (lambda: torch.autograd.grad(y, wrt, dy, retain_graph=True)), \
+            (lambda: torch.autograd.grad(y, wrt, dy, retain_graph=True))
     raise ValueError(op)
 
 
