@@ -79,7 +79,8 @@ def install_recorder() -> dict[str, tuple]:
 
 def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
     """The BatchNorm launches over x (with gradients): training in each of its forms (single read, one launch, two
-    launches; the dx pass flat at every size and tiled), the frozen step and evaluation, forward and backward."""
+    launches; the dx pass flat at every size and tiled), the frozen step and evaluation (their backward flat at every
+    size and tiled), forward and backward."""
     for resident, fused in ((True, False), (False, True), (False, False)):
         config.BN_RESIDENT, config.BN_TRAIN_FUSED = resident, fused
         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
@@ -88,13 +89,20 @@ def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=False)  # frozen dx alone
     config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False
-    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
-    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
+    for frozen_flat in _frozen_passes(config):
+        with _setting(config, "BN_FROZEN_FLAT", frozen_flat):
+            _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
+            _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
 
 
 def _dx_passes(config) -> tuple:
     """BN_DX_FLAT's settings that take the dx pass flat at every size, and tiled at every size."""
     return (0, *config.BN_DX_FLAT[1:]), None
+
+
+def _frozen_passes(config) -> tuple:
+    """BN_FROZEN_FLAT's settings that take the frozen backward with parameter sums flat at every size, and tiled."""
+    return (0, *config.BN_FROZEN_FLAT[1:]), None
 
 
 @contextlib.contextmanager
@@ -223,6 +231,9 @@ def _batch_norm_cases(fastnorm, config) -> list:
                         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
                         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=True,
                                  use_global_stats=True)
+                with _setting(config, "BN_FROZEN_FLAT", _frozen_passes(config)[0]):
+                    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True,
+                             fix_gamma=True, activation="relu", z=z)
                 config.BN_RESIDENT = True
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True, fix_gamma=True,
                          activation="relu")

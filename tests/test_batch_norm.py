@@ -867,6 +867,97 @@ def test_dx_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype,
         assert torch.equal(a, e)
 
 
+def test_frozen_flat_rule(monkeypatch):
+    """The frozen backward with parameter sums takes the image-strided flat kernel over NCHW x of 4-byte or 16-bit
+    elements from BN_FROZEN_FLAT's threshold, within its window; never channels-last rows, nor with it None."""
+    assert config.batch_norm_frozen_flat(1 << 30, 2, False, 2048, 49)
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", (1 << 20, 256, 4, 64, 4))
+    for numel, size, flat, c, s, expected in (
+            (1 << 20, 4, False, 2048, 49, True), ((1 << 20) - 1, 4, False, 2048, 49, False),
+            (1 << 20, 2, False, 2048, 49, True), (1 << 20, 2, True, 64, 1, False), (1 << 20, 4, True, 64, 1, False),
+            (1 << 20, 8, False, 64, 49, False), (1 << 20, 4, False, 64, 4, False), (1 << 20, 4, False, 64, 5, True)):
+        assert config.batch_norm_frozen_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", None)
+    assert not config.batch_norm_frozen_flat(1 << 30, 4, False, 64, 3136)
+
+
+def _count_frozen_flat(monkeypatch, poison: bool = False) -> list:
+    """Count the frozen flat passes into the list returned; with ``poison``, NaN-fill dx (and dz) before each."""
+    passes, real = [], K._frozen_flat_pass
+
+    def counted(xv, dy, y, dx, dz, *args, **kwargs):
+        if poison:
+            dx.fill_(float("nan"))
+            if dz is not None:
+                dz.fill_(float("nan"))
+        passes.append(1)
+        return real(xv, dy, y, dx, dz, *args, **kwargs)
+
+    monkeypatch.setattr(K, "_frozen_flat_pass", counted)
+    return passes
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7, 9), (9, 4, 8, 8), (2, 3, 70, 3), (4, 7, 3), (2, 3, 4, 2, 3),
+                                   (3, 1, 5, 5)])
+def test_frozen_flat_against_reference(monkeypatch, shape, device):
+    """The frozen backward with dγ, dβ through the image-strided flat kernel (BN_FROZEN_FLAT at threshold 0; BLOCK
+    64: ragged last blocks of an image, runs across blocks (S = 210: up to five), several images a program (9×4×8²),
+    several programs a block, C = 1; (N, C, L) and 3-d) in evaluation and under use_global_stats, with ReLU and a
+    residual, under fix_gamma, 16- and 32-bit x, fp32 parameters of 16-bit x, against the reference, with a channel
+    of 1e4 + randn; dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", (0, 64, 2, 256, 4))
+    passes = _count_frozen_flat(monkeypatch, poison=True)
+    cases = ((torch.float32, False, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
+             (torch.float16, False, {"fix_gamma": True}), (torch.float32, True, {"activation": "relu"}))
+    for k, (dtype, training, options) in enumerate(cases):
+        x, w, b, rm, rv = _make(shape, False, dtype, device, seed=40 + k)
+        if shape[1] > 1:
+            x = x.detach()
+            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
+            x.requires_grad_(True)
+        z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
+        _check_bn(x, w, b, rm, rv, training=training, use_global_stats=training,
+                  fix_gamma=options.get("fix_gamma", False), activation=options.get("activation"), z=z)
+    assert len(passes) == len(cases)
+    x, w, b, rm, rv = _make(shape, False, torch.float32, device, seed=50)
+    x = x.detach()
+    x.view(shape[0], shape[1], -1)[shape[0] - 1, shape[1] - 1, -1] = float("nan")
+    x.requires_grad_(True)
+    fastnorm.batch_norm(x, rm, rv, w, b, False).backward(torch.ones_like(x))
+    assert len(passes) == len(cases) + 1
+    assert torch.isnan(w.grad[-1]) and torch.isfinite(w.grad[:-1]).all() and torch.isfinite(b.grad).all()
+
+
+@pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 10, 9), torch.bfloat16),
+                                         ((2, 3, 8, 12), torch.float32)])
+def test_frozen_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype, device):
+    """Past config.BN_SPATIAL_COMPILED sizes the frozen flat kernel takes S as an argument (its power-of-two factor
+    compiled in: S = 99, 90, 96): dx, dz, dγ and dβ bitwise those with S compiled in; and with 64-bit indices forced,
+    bitwise the 32-bit results."""
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", (0, 64, 2, 256, 4))
+    passes = _count_frozen_flat(monkeypatch)
+
+    def run():
+        x, w, b, rm, rv = _make(shape, False, dtype, device, seed=4)
+        z = torch.randn(shape, generator=torch.Generator().manual_seed(5)).to(dtype).to(device).requires_grad_(True)
+        dy = torch.randn(shape, generator=torch.Generator().manual_seed(6)).to(dtype).to(device)
+        fastnorm.batch_norm(x, rm, rv, w, b, False, activation="relu", z=z).backward(dy)
+        return K._spatial(K.view(x)), x.grad, z.grad, w.grad, b.grad
+
+    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 1 << 30)
+    spatial, *compiled = run()
+    assert spatial[1] == 0
+    monkeypatch.setattr(K, "_flat_idx", lambda numel, block: tl.int64)
+    forget_replays()
+    for a, e in zip(run()[1:], compiled, strict=True):
+        assert torch.equal(a, e)
+    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 0)
+    spatial, *argument = run()
+    assert spatial[1] > 0 and passes == [1, 1, 1]
+    for a, e in zip(argument, compiled, strict=True):
+        assert torch.equal(a, e)
+
+
 @pytest.mark.parametrize("shape,cl,spatial_compiled", [((3, 5, 7, 9), False, 1 << 30), ((3, 5, 9, 11), False, 0),
                                                         ((4, 6, 5, 3), True, 1 << 30)])
 def test_flat_kernels_in_64_bit(monkeypatch, shape, cl, spatial_compiled, device):

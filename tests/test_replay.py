@@ -212,6 +212,27 @@ def test_batch_norm_flat_dx_replays(launches, monkeypatch, mode):
     assert flat and "_bn_bwd_dx_flat_kernel" in [name for name, *_ in launches]
 
 
+def test_batch_norm_frozen_flat_replays(launches, monkeypatch):
+    """The frozen backward with dγ, dβ (evaluation, or a frozen step) through the image-strided flat kernel and its
+    sums launch (BN_FROZEN_FLAT's threshold lowered to 0; its partial sums scratch to the recording) records and
+    replays like the tiled one."""
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", (0, 64, 2, 256, 4))
+    x, w, b, z, rm, rv, _ = _bn_inputs()
+    y, shift, mrel, rstd = OB._forward_impl(x, w, b, None, rm, rv, None, False, False, 0.1, 1e-5, False, False)
+    dy = torch.randn_like(x)
+    args = (dy, x, None, w, shift, mrel, rstd, False, False, False, True, True, True, False, torch.float32,
+            torch.float32)
+
+    def inputs(out):  # the replayed call's inputs, its parameter gradients among them
+        return x, dy, None, w, shift, mrel, rstd, out[1], out[2]
+
+    flat = _counting(monkeypatch, KB, "_frozen_flat_pass")
+    _replay_matches_full_call(launches, _counting(monkeypatch, KB, "view"), lambda: OB._backward_impl(*args),
+                              lambda out: OB._backward_triton(*inputs(out), False, False, False, True, False), inputs)
+    names = [name for name, *_ in launches]
+    assert flat and "_bn_bwd_frozen_flat_kernel" in names and "_bn_frozen_sums_kernel" in names
+
+
 def test_batch_norm_not_replayed_where_it_must_not_be(launches, monkeypatch):
     x, w, b, z, rm, rv, _ = _bn_inputs()
     options = (True, True, 0.1, 1e-5, False, False)

@@ -447,17 +447,19 @@ def test_nan_inf_stay_in_their_rows_layer_norm(is_rms, n, in_dy):
 _BN_MODES = [("train", True, False), ("eval", False, False), ("frozen-train", True, True)]
 
 
-@pytest.mark.parametrize(("layout", "mode", "training", "ugs", "dx_flat"),
-                         [(layout, *mode, False) for layout in ("nchw", "channels_last") for mode in _BN_MODES]
-                         + [("nchw", "train", True, False, True)])  # the flat dx pass's one use among these modes
+@pytest.mark.parametrize(("layout", "mode", "training", "ugs", "flat"),
+                         [(layout, *mode, None) for layout in ("nchw", "channels_last") for mode in _BN_MODES]
+                         + [("nchw", "train", True, False, "dx"),  # the flat dx pass's one use among these modes
+                            ("nchw", "eval", False, False, "frozen"), ("nchw", "frozen-train", True, True, "frozen")])
 @pytest.mark.parametrize("in_dy", [False, True], ids=["in-x", "in-dy"])
-def test_nan_inf_stay_in_their_channels_batch_norm(monkeypatch, layout, mode, training, ugs, in_dy, dx_flat):
+def test_nan_inf_stay_in_their_channels_batch_norm(monkeypatch, layout, mode, training, ugs, in_dy, flat):
     flat_passes = []
-    if dx_flat:  # the flat dx pass (config.BN_DX_FLAT) at every size
-        monkeypatch.setattr(fastnorm.kernels.config, "BN_DX_FLAT", (0, 64, 2, 256))
-        real = fastnorm.kernels.batch_norm._dx_flat_pass
-        monkeypatch.setattr(fastnorm.kernels.batch_norm, "_dx_flat_pass",
-                            lambda *a, **k: flat_passes.append(1) or real(*a, **k))
+    if flat:  # the flat dx pass (config.BN_DX_FLAT) or the frozen flat backward (BN_FROZEN_FLAT) at every size
+        setting, settings, name = {"dx": ("BN_DX_FLAT", (0, 64, 2, 256), "_dx_flat_pass"),
+                                   "frozen": ("BN_FROZEN_FLAT", (0, 64, 2, 256, 4), "_frozen_flat_pass")}[flat]
+        monkeypatch.setattr(fastnorm.kernels.config, setting, settings)
+        real = getattr(fastnorm.kernels.batch_norm, name)
+        monkeypatch.setattr(fastnorm.kernels.batch_norm, name, lambda *a, **k: flat_passes.append(1) or real(*a, **k))
     n, c, h, wd = 3, 5, 3, 2
     bad = [((1, 1, 0, 1), float("nan")), ((2, 3, 2, 0), float("inf"))]
     bad_channels = [1, 3]
@@ -477,7 +479,7 @@ def test_nan_inf_stay_in_their_channels_batch_norm(monkeypatch, layout, mode, tr
 
     y, dx, dw, db, rmo, rvo = run(xp, dyp)
     y0, dx0, dw0, db0, rm0, rv0 = run(x, dy)
-    assert len(flat_passes) == (2 if dx_flat else 0)
+    assert len(flat_passes) == (2 if flat else 0)
     with np.errstate(all="ignore"):
         fwd = R.batch_norm_forward(to_np64(xp), to_np64(w), to_np64(b), to_np64(rm), to_np64(rv),
                                    training=training, momentum=0.1, eps=1e-5, use_global_stats=ugs)

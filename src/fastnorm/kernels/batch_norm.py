@@ -1181,6 +1181,101 @@ def _bn_bwd_dx_flat_kernel(
         tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=m)
 
 
+@triton.jit
+def _segment_sum(first_a, ga, gxa, first_b, gb, gxb):
+    """The combine of a segmented scan over (starts a segment, Σg, Σg·x̂): b's sums alone where b starts a segment."""
+    return first_a | first_b, tl.where(first_b, gb, ga + gb), tl.where(first_b, gxb, gxa + gxb)
+
+
+@triton.jit(do_not_specialize=["S_RT", "S_MG"])
+def _bn_bwd_frozen_flat_kernel(
+    dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr, mean_ptr, mrel_ptr, sd_ptr, part_ptr,
+    N, C, CS, NB, NPS, HALF, eps_hi, eps_lo, S_RT, S_MG,
+    S: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr,
+    IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr,
+    DZ: tl.constexpr,
+):
+    """The frozen backward with parameter sums over a dense NCHW x (``config.BN_FROZEN_FLAT``): dx = k1·g
+    (k1 = w·invstd) and dz = g with DZ, and the partial sums (Σg, Σg·x̂) that ``_bn_frozen_sums_kernel`` adds up.
+
+    Program b + j·NB takes the block b of NB [b·BLOCK, (b + 1)·BLOCK) of image offsets o (of CS = C·S) in images
+    j·NPS .. (j + 1)·NPS − 1: element n·CS + o belongs to channel o // S in every image, so each lane keeps its
+    channel's k1, centre and invstd (gathered once from the WIN channel slots its block can touch, as
+    ``_flat_window``) and its own running sums, and the loads and stores are whole 16-byte vectors wherever CS
+    allows. x̂ as in ``_bwd_tiles``. At the end a segmented scan over the block's runs of one channel leaves each
+    run's sums at its last lane, which writes them to part_ptr[2, SPLIT, NB, WIN] at (j, b, slot) (HALF: the size
+    of one of the two)."""
+    b = tl.program_id(0) % NB
+    j = tl.program_id(0) // NB
+    lane = tl.arange(0, BLOCK)
+    o = b.to(IDX) * BLOCK + lane.to(IDX)
+    om = o < CS
+    q0 = _divided(b.to(IDX) * BLOCK, S, S_RT, S_MG, 0)
+    slot = (_divided(o, S, S_RT, S_MG, 0) - q0).to(tl.int32)
+    cw = q0 + tl.arange(0, WIN)
+    wm = cw < C
+    rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
+    k1_w = _weight_scale(w_ptr, rstd_w, cw, wm, HAS_W, FIX_GAMMA, ACC)
+    mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
+    ctr_w, err_w = _two_sum(mean_w, mrel_w)
+    k1 = tl.gather(k1_w, slot, 0)
+    ctr = tl.gather(ctr_w, slot, 0)
+    rstd = tl.gather(rstd_w, slot, 0)
+    off_r = tl.gather(-err_w * rstd_w, slot, 0)
+    sg = tl.zeros([BLOCK], ACC)
+    sgx = tl.zeros([BLOCK], ACC)
+    n0 = j * NPS
+    i = n0.to(IDX) * CS + o
+    for _ in range(n0, tl.minimum(n0 + NPS, N)):
+        g = _masked_grad(dy_ptr, y_ptr, i, om, RELU, ACC, "")
+        xh = (tl.load(x_ptr + i, mask=om, other=0.0).to(ACC) - ctr) * rstd + off_r
+        sg += g
+        sgx += tl.where(om, g * xh, 0.0)
+        tl.store(dx_ptr + i, (k1 * g).to(dx_ptr.dtype.element_ty), mask=om)
+        if DZ:
+            tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=om)
+        i += CS
+    first = (lane == 0) | (slot != (_divided(tl.maximum(o, 1) - 1, S, S_RT, S_MG, 0) - q0).to(tl.int32))
+    _, sg, sgx = tl.associative_scan((first, sg, sgx), 0, _segment_sum)
+    last = om & ((lane == BLOCK - 1) | (slot != (_divided(o + 1, S, S_RT, S_MG, 0) - q0).to(tl.int32)))
+    p = part_ptr + tl.program_id(0) * WIN + slot
+    tl.store(p, sg, mask=last)
+    tl.store(p + HALF, sgx, mask=last)
+
+
+@triton.jit
+def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, HALF,
+                           CB: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr, PIECES: tl.constexpr,
+                           ACC: tl.constexpr, FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr,
+                           WRITE_DB: tl.constexpr):
+    """``_bn_bwd_frozen_flat_kernel``'s partial sums added per channel in a fixed order (its blocks b holding the
+    channel's run, each at slot c − (b·BLOCK) // S, then the splits j), into sums_ptr [2, C] = (Σg, Σg·x̂),
+    db = Σg and dw = Σg·x̂ (0 under FIX_GAMMA) when asked. PIECES: the most blocks a run of S can touch."""
+    c = tl.program_id(0) * CB + tl.arange(0, CB)
+    cmask = c < C
+    start = c.to(tl.int64) * S
+    b_lo = start // BLOCK
+    b_hi = (start + S - 1) // BLOCK
+    fa = tl.zeros([CB], ACC)
+    fb = tl.zeros([CB], ACC)
+    for k in range(PIECES):
+        b = b_lo + k
+        m = cmask & (b <= b_hi)
+        at = b * WIN + (c - (b * BLOCK) // S)
+        for j in range(SPLIT):
+            q = part_ptr + j * NB * WIN + at
+            fa += tl.load(q, mask=m, other=0.0)
+            fb += tl.load(q + HALF, mask=m, other=0.0)
+    tl.store(sums_ptr + c, fa, mask=cmask)
+    tl.store(sums_ptr + C + c, fb, mask=cmask)
+    if WRITE_DB:
+        tl.store(db_ptr + c, fa.to(db_ptr.dtype.element_ty), mask=cmask)
+    if WRITE_DW:
+        if FIX_GAMMA:
+            fb = tl.zeros_like(fb)  # 0 also where Σg·x̂ is NaN, as the reference
+        tl.store(dw_ptr + c, fb.to(dw_ptr.dtype.element_ty), mask=cmask)
+
+
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
 
 
@@ -1439,6 +1534,8 @@ _apply_flat = _Launcher(_bn_apply_flat_kernel)
 _bwd_fused = _Launcher(_bn_bwd_fused_kernel)
 _bwd_dx = _Launcher(_bn_bwd_dx_kernel)
 _bwd_dx_flat = _Launcher(_bn_bwd_dx_flat_kernel)
+_bwd_frozen_flat = _Launcher(_bn_bwd_frozen_flat_kernel)
+_frozen_sums = _Launcher(_bn_frozen_sums_kernel)
 _merge = _Launcher(_bn_merge_stats_kernel)
 _update_running = _Launcher(_bn_update_running_kernel)
 _BWD_MODE = {"train": 0, "sums": 1, "frozen": 2}
@@ -1766,8 +1863,13 @@ def _flat_shape(xv: View, block: int) -> tuple[tuple[int], tuple, dict]:
     compiled = s > 0
     sizes = (0, 0, 0, 0) if compiled else (s_rt, c, s_mg, _divisor_magic(c))
     return (-(-numel // block),), sizes, dict(
-        S=s, C=c if compiled else -1, FLAT=xv.flat, IDX=tl.int64 if numel + block >= 2**31 else tl.int32,
+        S=s, C=c if compiled else -1, FLAT=xv.flat, IDX=_flat_idx(numel, block),
         ACC=_TL[_acc(xv.x.dtype)], BLOCK=block, WIN=config.batch_norm_flat_window(c, xv.s, xv.flat, block))
+
+
+def _flat_idx(numel: int, block: int) -> tl.dtype:
+    """The index type of a flat kernel's blocks of ``block`` elements over ``numel``."""
+    return tl.int64 if numel + block >= 2**31 else tl.int32
 
 
 def _apply_flat_pass(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, save_mean, save_rstd, eps_hilo,
@@ -1824,8 +1926,41 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
                     eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
+    if mode == "frozen" and config.batch_norm_frozen_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s):
+        return _frozen_flat_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
+                                 fix_gamma=fix_gamma, relu=relu)
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
                             eps=eps, fix_gamma=fix_gamma, relu=relu, keep=keep and mode == "sums")
+
+
+def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,
+                      fix_gamma: bool, relu: bool) -> torch.Tensor:
+    """``backward("frozen", ...)`` over NCHW x through the image-strided flat kernel and its sums launch
+    (``_bn_bwd_frozen_flat_kernel``, ``_bn_frozen_sums_kernel``; config.BN_FROZEN_FLAT) -> the sums [2, C]."""
+    _, block, warps, _, per_sm = config.BN_FROZEN_FLAT
+    c, s = xv.c, xv.s
+    n = xv.count // s
+    nb = -(-c * s // block)
+    nps = -(-n // min(n, -(-_sms(xv) * per_sm // nb)))  # images a program
+    split = -(-n // nps)
+    win = config.batch_norm_flat_window(c, s, False, block)
+    acc = _acc(xv.x.dtype)
+    half = split * nb * win
+    part = _scratch(2 * half, acc, xv.x.device)
+    sums = _scratch(2 * c, acc, xv.x.device)
+    s_, s_rt, s_mg = _spatial(xv)
+    _bwd_frozen_flat((split * nb,), (
+        dy, xv.x, y, dx, dz, weight, shift, mrel, sd, part, n, c, c * s, nb, nps, half, *_hilo(eps), s_rt, s_mg,
+    ), dict(
+        S=s_, IDX=_flat_idx(xv.x.numel(), block), ACC=_TL[acc], BLOCK=block, WIN=win, IS_VAR=is_var,
+        HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
+    ), warps, 1)
+    cb = min(256, _pow2(c))
+    _frozen_sums((-(-c // cb),), (part, sums, dw, db, c, s, split, nb, half), dict(
+        CB=cb, BLOCK=block, WIN=win, PIECES=(s - 1) // block + 2, ACC=_TL[acc], FIX_GAMMA=fix_gamma,
+        WRITE_DW=dw is not None, WRITE_DB=db is not None,
+    ), 4, None)
+    return sums
 
 
 def backward_peers(xv: View, dy, y, dx, dz, weight, mean, invstd, dw, db, count: torch.Tensor, peers: Peers, *,
