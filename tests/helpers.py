@@ -139,6 +139,14 @@ def forget_replays() -> None:
     config.generation += 1
 
 
+def frozen_flat_everywhere() -> dict:
+    """config.BN_FROZEN_FLAT taking the frozen flat backward at every size and batch, in blocks of 64 offsets (2
+    warps), a program as few as one image."""
+    from fastnorm.kernels import config
+
+    return {**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "images": 1, "block": 64, "warps": 2}
+
+
 def peer_buffers(c: int, world: int, device):
     """``world`` ranks' symmetric buffers simulated in one process: fresh buffers with the exchange's layout,
     and each rank's ``Peers`` (the buffers' addresses, in rank order)."""

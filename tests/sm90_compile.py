@@ -89,7 +89,7 @@ def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=False)  # frozen dx alone
     config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False
-    for frozen_flat in _frozen_passes(config):
+    for frozen_flat in _frozen_passes(config, stages=(1, 3)):
         with _setting(config, "BN_FROZEN_FLAT", frozen_flat):
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
@@ -100,9 +100,10 @@ def _dx_passes(config) -> tuple:
     return (0, *config.BN_DX_FLAT[1:]), None
 
 
-def _frozen_passes(config) -> tuple:
-    """BN_FROZEN_FLAT's settings that take the frozen backward with parameter sums flat at every size, and tiled."""
-    return (0, *config.BN_FROZEN_FLAT[1:]), None
+def _frozen_passes(config, stages: tuple[int, ...] = (1,)) -> tuple:
+    """BN_FROZEN_FLAT's settings that take the frozen backward with parameter sums flat at every size and batch
+    (pipelined each of ``stages`` deep), and tiled."""
+    return (*({**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "stages": k} for k in stages), None)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ from fastnorm import reference as ref
 from fastnorm.kernels import batch_norm as K
 from fastnorm.kernels import config
 from fastnorm.kernels._exchange import SYNC_BUFFERS
-from helpers import assert_close, forget_replays, poisoned_like, to_np64, watch_replays
+from helpers import assert_close, forget_replays, frozen_flat_everywhere, poisoned_like, to_np64, watch_replays
 
 # (shape, channels_last): 1d/2d/3d, C = 1, 3, 65, 129, spatial 1x1, batch 1 with spatial > 1, uneven sizes.
 SHAPES = [
@@ -869,12 +869,15 @@ def test_dx_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype,
 
 def test_frozen_flat_rule(monkeypatch):
     """The frozen backward with parameter sums takes the image-strided flat kernel over NCHW x of 4-byte or 16-bit
-    elements from BN_FROZEN_FLAT's threshold, within its window; never channels-last rows, nor with it None."""
+    elements from BN_FROZEN_FLAT's size and batch thresholds, within its window; never channels-last rows, nor with
+    it None."""
     assert config.batch_norm_frozen_flat(1 << 30, 2, False, 2048, 49)
-    monkeypatch.setattr(config, "BN_FROZEN_FLAT", (1 << 20, 256, 4, 64, 4))
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", {**config.BN_FROZEN_FLAT, "min_numel": 1 << 20, "min_images": 16,
+                                                   "block": 256, "window": 64})
     for numel, size, flat, c, s, expected in (
-            (1 << 20, 4, False, 2048, 49, True), ((1 << 20) - 1, 4, False, 2048, 49, False),
-            (1 << 20, 2, False, 2048, 49, True), (1 << 20, 2, True, 64, 1, False), (1 << 20, 4, True, 64, 1, False),
+            (1 << 20, 4, False, 2048, 32, True), ((1 << 20) - 1, 4, False, 2048, 32, False),
+            (1 << 20, 4, False, 2048, 64, False),  # 8 images
+            (1 << 20, 2, False, 2048, 32, True), (1 << 20, 2, True, 64, 1, False), (1 << 20, 4, True, 64, 1, False),
             (1 << 20, 8, False, 64, 49, False), (1 << 20, 4, False, 64, 4, False), (1 << 20, 4, False, 64, 5, True)):
         assert config.batch_norm_frozen_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", None)
@@ -905,7 +908,7 @@ def test_frozen_flat_against_reference(monkeypatch, shape, device):
     several programs a block, C = 1; (N, C, L) and 3-d) in evaluation and under use_global_stats, with ReLU and a
     residual, under fix_gamma, 16- and 32-bit x, fp32 parameters of 16-bit x, against the reference, with a channel
     of 1e4 + randn; dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
-    monkeypatch.setattr(config, "BN_FROZEN_FLAT", (0, 64, 2, 256, 4))
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
     passes = _count_frozen_flat(monkeypatch, poison=True)
     cases = ((torch.float32, False, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
              (torch.float16, False, {"fix_gamma": True}), (torch.float32, True, {"activation": "relu"}))
@@ -934,7 +937,7 @@ def test_frozen_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dt
     """Past config.BN_SPATIAL_COMPILED sizes the frozen flat kernel takes S as an argument (its power-of-two factor
     compiled in: S = 99, 90, 96): dx, dz, dγ and dβ bitwise those with S compiled in; and with 64-bit indices forced,
     bitwise the 32-bit results."""
-    monkeypatch.setattr(config, "BN_FROZEN_FLAT", (0, 64, 2, 256, 4))
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
     passes = _count_frozen_flat(monkeypatch)
 
     def run():

@@ -19,7 +19,7 @@ from fastnorm.kernels import batch_norm as KB
 from fastnorm.kernels import layer_norm as KL
 from fastnorm.ops import batch_norm as OB
 from fastnorm.ops import layer_norm as OL
-from helpers import peer_buffers
+from helpers import frozen_flat_everywhere, peer_buffers
 from launch_stubs import stub_launches
 
 
@@ -216,7 +216,7 @@ def test_batch_norm_frozen_flat_replays(launches, monkeypatch):
     """The frozen backward with dγ, dβ (evaluation, or a frozen step) through the image-strided flat kernel and its
     sums launch (BN_FROZEN_FLAT's threshold lowered to 0; its partial sums scratch to the recording) records and
     replays like the tiled one."""
-    monkeypatch.setattr(config, "BN_FROZEN_FLAT", (0, 64, 2, 256, 4))
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
     x, w, b, z, rm, rv, _ = _bn_inputs()
     y, shift, mrel, rstd = OB._forward_impl(x, w, b, None, rm, rv, None, False, False, 0.1, 1e-5, False, False)
     dy = torch.randn_like(x)

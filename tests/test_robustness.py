@@ -35,7 +35,7 @@ import fastnorm
 import fastnorm.nn as fnn
 from fastnorm import reference as R
 from fastnorm.reference.tolerances import OUTPUT_TOL, max_rel_err
-from helpers import assert_close, forget_replays, to_np64
+from helpers import assert_close, forget_replays, frozen_flat_everywhere, to_np64
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -456,7 +456,7 @@ def test_nan_inf_stay_in_their_channels_batch_norm(monkeypatch, layout, mode, tr
     flat_passes = []
     if flat:  # the flat dx pass (config.BN_DX_FLAT) or the frozen flat backward (BN_FROZEN_FLAT) at every size
         setting, settings, name = {"dx": ("BN_DX_FLAT", (0, 64, 2, 256), "_dx_flat_pass"),
-                                   "frozen": ("BN_FROZEN_FLAT", (0, 64, 2, 256, 4), "_frozen_flat_pass")}[flat]
+                                   "frozen": ("BN_FROZEN_FLAT", frozen_flat_everywhere(), "_frozen_flat_pass")}[flat]
         monkeypatch.setattr(fastnorm.kernels.config, setting, settings)
         real = getattr(fastnorm.kernels.batch_norm, name)
         monkeypatch.setattr(fastnorm.kernels.batch_norm, name, lambda *a, **k: flat_passes.append(1) or real(*a, **k))

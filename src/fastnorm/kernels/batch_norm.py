@@ -1193,7 +1193,7 @@ def _bn_bwd_frozen_flat_kernel(
     N, C, CS, NB, NPS, HALF, eps_hi, eps_lo, S_RT, S_MG,
     S: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr,
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr,
-    DZ: tl.constexpr,
+    DZ: tl.constexpr, STAGES: tl.constexpr,
 ):
     """The frozen backward with parameter sums over a dense NCHW x (``config.BN_FROZEN_FLAT``): dx = k1·g
     (k1 = w·invstd) and dz = g with DZ, and the partial sums (Σg, Σg·x̂) that ``_bn_frozen_sums_kernel`` adds up.
@@ -1202,9 +1202,9 @@ def _bn_bwd_frozen_flat_kernel(
     j·NPS .. (j + 1)·NPS − 1: element n·CS + o belongs to channel o // S in every image, so each lane keeps its
     channel's k1, centre and invstd (gathered once from the WIN channel slots its block can touch, as
     ``_flat_window``) and its own running sums, and the loads and stores are whole 16-byte vectors wherever CS
-    allows. x̂ as in ``_bwd_tiles``. At the end a segmented scan over the block's runs of one channel leaves each
-    run's sums at its last lane, which writes them to part_ptr[2, SPLIT, NB, WIN] at (j, b, slot) (HALF: the size
-    of one of the two)."""
+    allows; the loads pipelined STAGES deep. x̂ as in ``_bwd_tiles``. At the end a segmented scan over the block's
+    runs of one channel leaves each run's sums at its last lane, which writes them to part_ptr[2, SPLIT, NB, WIN] at
+    (j, b, slot) (HALF: the size of one of the two)."""
     b = tl.program_id(0) % NB
     j = tl.program_id(0) // NB
     lane = tl.arange(0, BLOCK)
@@ -1226,7 +1226,7 @@ def _bn_bwd_frozen_flat_kernel(
     sgx = tl.zeros([BLOCK], ACC)
     n0 = j * NPS
     i = n0.to(IDX) * CS + o
-    for _ in range(n0, tl.minimum(n0 + NPS, N)):
+    for _ in tl.range(n0, tl.minimum(n0 + NPS, N), num_stages=STAGES):
         g = _masked_grad(dy_ptr, y_ptr, i, om, RELU, ACC, "")
         xh = (tl.load(x_ptr + i, mask=om, other=0.0).to(ACC) - ctr) * rstd + off_r
         sg += g
@@ -1937,11 +1937,13 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
                       fix_gamma: bool, relu: bool) -> torch.Tensor:
     """``backward("frozen", ...)`` over NCHW x through the image-strided flat kernel and its sums launch
     (``_bn_bwd_frozen_flat_kernel``, ``_bn_frozen_sums_kernel``; config.BN_FROZEN_FLAT) -> the sums [2, C]."""
-    _, block, warps, _, per_sm = config.BN_FROZEN_FLAT
+    f = config.BN_FROZEN_FLAT
+    block = f["block"]
     c, s = xv.c, xv.s
     n = xv.count // s
     nb = -(-c * s // block)
-    nps = -(-n // min(n, -(-_sms(xv) * per_sm // nb)))  # images a program
+    shares = min(-(-_sms(xv) * f["per_sm"] // nb), max(1, n // f["images"]))
+    nps = -(-n // shares)  # images a program
     split = -(-n // nps)
     win = config.batch_norm_flat_window(c, s, False, block)
     acc = _acc(xv.x.dtype)
@@ -1954,7 +1956,8 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
     ), dict(
         S=s_, IDX=_flat_idx(xv.x.numel(), block), ACC=_TL[acc], BLOCK=block, WIN=win, IS_VAR=is_var,
         HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
-    ), warps, 1)
+        STAGES=f["stages"],
+    ), f["warps"], 1)
     cb = min(256, _pow2(c))
     _frozen_sums((-(-c // cb),), (part, sums, dw, db, c, s, split, nb, half), dict(
         CB=cb, BLOCK=block, WIN=win, PIECES=(s - 1) // block + 2, ACC=_TL[acc], FIX_GAMMA=fix_gamma,

@@ -602,14 +602,16 @@ BN_APPLY_FLAT = (1 << 23, 1024, 4, 256)
 #: (128²), −1.4 (14²). Smaller tensors (not measured) keep the tile kernel.
 BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 #: The frozen backward with parameter gradients (dx = w·invstd·g with Σg and Σg·x̂ in one pass: the "frozen" backward
-#: of ``kernels.batch_norm.backward``) over NCHW x of BN_FROZEN_FLAT[0] elements or more, 4-byte or 16-bit, as the
-#: image-strided flat kernel (``_bn_bwd_frozen_flat_kernel``, then ``_bn_frozen_sums_kernel`` adding its partial sums
-#: per channel): blocks of BN_FROZEN_FLAT[1] consecutive offsets of an image, BN_FROZEN_FLAT[2] warps a program, each
-#: program one block in a share of the images, as many shares as make BN_FROZEN_FLAT[4] programs a multiprocessor; at
-#: most BN_FROZEN_FLAT[3] channel slots a block. None: the one-pass tile kernel everywhere. That kernel reads NCHW runs
-#: of odd length one element at a time (bf16 NCHW 128×2048×7² 35, 256×1024×14² 72 % of copy in the report of
+#: of ``kernels.batch_norm.backward``) over NCHW x as the image-strided flat kernel (``_bn_bwd_frozen_flat_kernel``,
+#: then ``_bn_frozen_sums_kernel`` adding its partial sums per channel), for 4-byte or 16-bit x of at least
+#: "min_numel" elements and "min_images" images: blocks of "block" consecutive offsets of an image, "warps" warps a
+#: program, each program one block in a share of the images, as many shares as make "per_sm" programs a
+#: multiprocessor with at least "images" images a share (where there are as many), the loop over them pipelined
+#: "stages" deep; at most "window" channel slots a block. None: the one-pass tile kernel everywhere, which reads NCHW
+#: runs of odd length one element at a time (bf16 NCHW 128×2048×7² 35, 256×1024×14² 72 % of copy in the report of
 #: session 28) where the flat form moves 16 bytes an access.
-BN_FROZEN_FLAT: tuple[int, int, int, int, int] | None = (1 << 20, 1024, 4, 256, 4)
+BN_FROZEN_FLAT: dict[str, int] | None = {"min_numel": 1 << 20, "min_images": 1, "images": 16, "block": 1024,
+                                         "warps": 4, "window": 256, "per_sm": 8, "stages": 1}
 #: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
 #: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
 #: still in L2, is read first. Measured (NOTES.md, session 24; CUDA-graph replays, training forward, % of copy):
@@ -709,8 +711,9 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int) 
     channels-last rows; ``c`` channels of runs of ``s``) takes the image-strided flat kernel (BN_FROZEN_FLAT)."""
     if BN_FROZEN_FLAT is None or flat or x_size not in (2, 4):
         return False
-    min_numel, block, _, max_window, _ = BN_FROZEN_FLAT
-    return numel >= min_numel and batch_norm_flat_window(c, s, False, block) <= max_window
+    f = BN_FROZEN_FLAT
+    return (numel >= f["min_numel"] and numel // (c * s) >= f["min_images"]
+            and batch_norm_flat_window(c, s, False, f["block"]) <= f["window"])
 
 
 #: The reductions over NCHW x — the training forward's statistics (its first launch; SyncBatchNorm's statistics) and
