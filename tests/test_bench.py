@@ -624,6 +624,10 @@ def test_same_bytes_reference_captures_kernels(monkeypatch):
     assert torch.equal(fwd_eager, x) and torch.equal(bwd_eager, x + dy)
     monkeypatch.setattr(torch.Tensor, "copy_", lambda *a, **k: pytest.fail("captured a copy_"))
     assert torch.equal(fwd_make()(), x) and torch.equal(bwd_make()(), x + dy)
+    # the tables say so where the suite recorded it (documents from before captured the copy itself)
+    old, new = {"settings": {}}, {"settings": {"reference_captured_forward": common.REFERENCE_CAPTURED_FORWARD}}
+    assert "GPU time" not in common.reference_calls(old)
+    assert common.REFERENCE_CAPTURED_FORWARD in common.reference_calls(new, plural=True)
 
 
 def test_norms_suite_graph_factories_compute_each_direction(tmp_path, monkeypatch):

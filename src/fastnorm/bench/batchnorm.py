@@ -321,7 +321,8 @@ def run(args: argparse.Namespace) -> dict:
                          momentum=MOMENTUM, eps=EPS,
                          compile_shapes=None if compile_shapes is None else [list(s) for s in sorted(compile_shapes)],
                          time_budget_s=budget, compile_budget_s=compile_budget,
-                         graphs=not args.no_graphs and device.type == "cuda"),
+                         graphs=not args.no_graphs and device.type == "cuda",
+                         reference_captured_forward=common.REFERENCE_CAPTURED_FORWARD if reference else None),
         "unavailable": unavailable, "notes": notes, "elapsed_s": round(deadline.elapsed(), 1), "records": records,
     }
     out = Path(args.out)
@@ -396,9 +397,8 @@ def markdown(doc: dict, heading_level: int = 3) -> str:
              "the last column is fastnorm's speed-up over the fastest peer.")
     if common.REFERENCE in doc["settings"]["impls"]:
         intro += (f" The column \"{common.REFERENCE_TITLE}\" is what torch's copy kernel reaches moving the mode's "
-                  "tensors under the same timer (forwards `y.copy_(x)`, in GPU time `torch.add(x, 0, out=y)`: a "
-                  "captured copy is a graph memcpy node, slower at some sizes; backwards `torch.add(x, dy, out=dx)`) — "
-                  "the ceiling of one pass at this size, not a peer.")
+                  f"tensors under the same timer ({common.reference_calls(doc, plural=True)}) — the ceiling of one "
+                  "pass at this size, not a peer.")
     lines = [f"{h} {doc['title']}", "", intro]
     for name, reason in doc.get("unavailable", {}).items():
         lines.append(f"- {name}: not available ({reason})")

@@ -613,6 +613,20 @@ def ordered_impls(doc: dict, impls: Sequence[str]) -> list[str]:
     return [i for i in (*impls, REFERENCE) if i in doc["settings"]["impls"]]
 
 
+#: What the same-bytes reference's forward runs in GPU time (``measure_reference``), as the suites' settings record it;
+#: documents without it (before session 29) captured ``y.copy_(x)`` itself.
+REFERENCE_CAPTURED_FORWARD = "torch.add(x, 0, out=y)"
+
+
+def reference_calls(doc: dict, plural: bool = False) -> str:
+    """The calls a suite document's same-bytes reference made, for its table's introduction."""
+    fwd, bwd = ("forwards", "backwards") if plural else ("forward", "backward")
+    captured = doc["settings"].get("reference_captured_forward")
+    graph = (f", in GPU time `{captured}`: a captured copy is a graph memcpy node, slower at some sizes"
+             if captured else "")
+    return f"{fwd} `y.copy_(x)`{graph}{'; ' if captured else ', '}{bwd} `torch.add(x, dy, out=dx)`"
+
+
 def measure_reference(meter: Measurer, todo: dict, x: torch.Tensor, dy: torch.Tensor,
                       nbytes: Callable[[Any], int], forward: Callable[[Any], bool]) -> None:
     """Fill ``todo`` (key -> record) with the same-bytes reference: ``y.copy_(x)`` where ``forward(key)``, else
@@ -630,7 +644,7 @@ def measure_reference(meter: Measurer, todo: dict, x: torch.Tensor, dy: torch.Te
         return
     with torch.no_grad():  # the suites' x requires grad
         for key, rec in todo.items():
-            if forward(key):
+            if forward(key):  # the captured call: REFERENCE_CAPTURED_FORWARD
                 call, captured = (lambda: out.copy_(x)), (lambda: torch.add(x, 0, out=out))
             else:
                 call = captured = lambda: torch.add(x, dy, out=out)

@@ -389,7 +389,8 @@ def run(args: argparse.Namespace) -> dict:
                          impls=[i.name for i in impls] + ([common.REFERENCE] if reference else []),
                          residual=residual, eps=eps, sweep_rows=SWEEP_ROWS,
                          compile_n=None if compile_n is None else sorted(compile_n), time_budget_s=budget,
-                         compile_budget_s=compile_budget, graphs=not args.no_graphs and device.type == "cuda"),
+                         compile_budget_s=compile_budget, graphs=not args.no_graphs and device.type == "cuda",
+                         reference_captured_forward=common.REFERENCE_CAPTURED_FORWARD if reference else None),
         "unavailable": unavailable, "notes": notes, "elapsed_s": round(deadline.elapsed(), 1),
         "records": records,
     }
@@ -496,9 +497,7 @@ def markdown(doc: dict, heading_level: int = 3) -> str:
              "`torch.autograd.grad` of the parameters and x after one forward, the same for every implementation.")
     if common.REFERENCE in doc["settings"]["impls"]:
         intro += (f" The column \"{common.REFERENCE_TITLE}\" is what torch's copy kernel reaches moving the same bytes "
-                  "under the same timer (forward `y.copy_(x)`, in GPU time `torch.add(x, 0, out=y)`: a captured copy "
-                  "is a graph memcpy node, slower at some sizes; backward `torch.add(x, dy, out=dx)`) — the ceiling at "
-                  "this size, not a peer.")
+                  f"under the same timer ({common.reference_calls(doc)}) — the ceiling at this size, not a peer.")
     lines.append(intro)
     for name, reason in doc.get("unavailable", {}).items():
         lines.append(f"- {name}: not available ({reason})")

@@ -608,10 +608,15 @@ BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 #: program, each program one block in a share of the images, as many shares as make "per_sm" programs a
 #: multiprocessor with at least "images" images a share (where there are as many), the loop over them pipelined
 #: "stages" deep; at most "window" channel slots a block. None: the one-pass tile kernel everywhere, which reads NCHW
-#: runs of odd length one element at a time (bf16 NCHW 128×2048×7² 35, 256×1024×14² 72 % of copy in the report of
-#: session 28) where the flat form moves 16 bytes an access.
-BN_FROZEN_FLAT: dict[str, int] | None = {"min_numel": 1 << 20, "min_images": 1, "images": 16, "block": 1024,
-                                         "warps": 4, "window": 256, "per_sm": 8, "stages": 1}
+#: runs of odd length one element at a time where the flat form moves 16 bytes an access. Measured on the H200
+#: (NOTES.md, session 29, calls 4-5; bn_ab frozen_params, CUDA-graph replays, % of copy, tile -> as set): bf16
+#: 128×2048×7² 34.6 -> 56.8, 256×1024×14² 72.6 -> 85.0, 256×64×56² 82.2 -> 84.9, 32×512×28² 53.6 -> 59.6; fp32
+#: 128×2048×7² 52.0 -> 73.2, 256×256×28² 88.9 -> 92.2. Lost at small batches, which "min_images" keeps on the tile
+#: kernel: bf16 8×256×128² 78.7 -> 70.7, 2×256×200×304 77.6 -> 38.9 (a program's gathers and closing scan over 8 or 2
+#: images). 8 programs an SM not pipelined: within a point of this at 14²-56², 2-4 below at 7²; 4 an SM not pipelined
+#: lost up to 12 (too few bytes in flight); 2048-offset blocks of 8 warps no better.
+BN_FROZEN_FLAT: dict[str, int] | None = {"min_numel": 1 << 20, "min_images": 32, "images": 16, "block": 1024,
+                                         "warps": 4, "window": 256, "per_sm": 4, "stages": 3}
 #: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
 #: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
 #: still in L2, is read first. Measured (NOTES.md, session 24; CUDA-graph replays, training forward, % of copy):
