@@ -48,7 +48,11 @@ they are needed). Evaluation forward is one pass; over large tensors the one-pas
 training forward's apply) runs as a flat pointwise kernel instead (``_bn_apply_flat_kernel``: the channel of each
 element computed from its index, S and C compiled in, or both arguments where S is; ``config.BN_APPLY_FLAT``), and
 so does the dx pass (the training backward's second launch, the frozen backward with dx alone, the stage API's
-``backward_dx``) from 2^20 elements (``_bn_bwd_dx_flat_kernel``, ``config.BN_DX_FLAT``).
+``backward_dx``) from 2^20 elements (``_bn_bwd_dx_flat_kernel``, ``config.BN_DX_FLAT``). The frozen backward with
+dγ, dβ over large NCHW batches runs image-strided instead (``_bn_bwd_frozen_flat_kernel``, ``config.BN_FROZEN_FLAT``):
+a program takes one block of consecutive offsets of an image in a share of the images, so each lane keeps one
+channel and its own sums; a segmented scan over the block's runs gives per-run partials, which a second launch
+(``_bn_frozen_sums_kernel``) adds per channel in a fixed order.
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
