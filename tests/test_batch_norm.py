@@ -931,6 +931,37 @@ def test_frozen_flat_against_reference(monkeypatch, shape, device):
     assert torch.isnan(w.grad[-1]) and torch.isfinite(w.grad[:-1]).all() and torch.isfinite(b.grad).all()
 
 
+@pytest.mark.parametrize("shape", [(3, 5, 7, 9), (9, 4, 8, 8), (2, 3, 70, 3), (4, 7, 3)])
+def test_sums_flat_against_reference(monkeypatch, shape, device):
+    """The sums pass through the frozen flat kernel without its dx (BN_SUMS_FLAT, BN_FROZEN_FLAT at every size): the
+    two-launch training backward (with ReLU and a residual; under fix_gamma; 16- and 32-bit x) and the frozen
+    backward with dγ, dβ alone, against the reference; the stage API's ``backward_sums`` against the tile kernel's."""
+    monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    passes = []
+    real = K._frozen_flat_pass
+    monkeypatch.setattr(K, "_frozen_flat_pass", lambda xv, dy, y, dx, *a, **k: passes.append(dx is None) or real(
+        xv, dy, y, dx, *a, **k))
+    for k, (dtype, options) in enumerate(((torch.float32, {}), (torch.bfloat16, {"activation": "relu", "z": True}),
+                                          (torch.float16, {"fix_gamma": True}))):
+        x, w, b, rm, rv = _make(shape, False, dtype, device, seed=60 + k)
+        z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
+        _check_bn(x, w, b, rm, rv, training=True, fix_gamma=options.get("fix_gamma", False),
+                  activation=options.get("activation"), z=z)
+    x, w, b, rm, rv = _make(shape, False, torch.float32, device, seed=70)
+    x.requires_grad_(False)
+    _check_bn(x, w, b, rm, rv, training=True, use_global_stats=True)  # dγ, dβ alone: the sums pass
+    assert passes == [True] * 4
+    x, dy = x.detach(), torch.randn_like(x)
+    dims = [d for d in range(x.dim()) if d != 1]
+    mean, invstd = x.mean(dims), torch.rsqrt(x.var(dims, unbiased=False) + 1e-5)
+    sums = fastnorm.ops.batch_norm.backward_sums(dy, x, mean, invstd)
+    monkeypatch.setattr(config, "BN_SUMS_FLAT", False)
+    torch.testing.assert_close(sums, fastnorm.ops.batch_norm.backward_sums(dy, x, mean, invstd), rtol=1e-5, atol=1e-4)
+    assert passes == [True] * 5
+
+
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 10, 9), torch.bfloat16),
                                          ((2, 3, 8, 12), torch.float32)])
 def test_frozen_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype, device):

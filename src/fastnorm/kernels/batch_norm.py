@@ -1197,10 +1197,11 @@ def _bn_bwd_frozen_flat_kernel(
     N, C, CS, NB, NPS, HALF, eps_hi, eps_lo, S_RT, S_MG,
     S: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr,
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr,
-    DZ: tl.constexpr, STAGES: tl.constexpr,
+    DX: tl.constexpr, DZ: tl.constexpr, STAGES: tl.constexpr,
 ):
-    """The frozen backward with parameter sums over a dense NCHW x (``config.BN_FROZEN_FLAT``): dx = k1·g
-    (k1 = w·invstd) and dz = g with DZ, and the partial sums (Σg, Σg·x̂) that ``_bn_frozen_sums_kernel`` adds up.
+    """The partial sums (Σg, Σg·x̂) over a dense NCHW x that ``_bn_frozen_sums_kernel`` adds up, and with DX the
+    frozen dx = k1·g (k1 = w·invstd) and dz = g with DZ: the frozen backward with parameter sums
+    (``config.BN_FROZEN_FLAT``), or the sums pass alone (``config.BN_SUMS_FLAT``).
 
     Program b + j·NB takes the block b of NB [b·BLOCK, (b + 1)·BLOCK) of image offsets o (of CS = C·S) in images
     j·NPS .. (j + 1)·NPS − 1: element n·CS + o belongs to channel o // S in every image, so each lane keeps its
@@ -1235,9 +1236,10 @@ def _bn_bwd_frozen_flat_kernel(
         xh = (tl.load(x_ptr + i, mask=om, other=0.0).to(ACC) - ctr) * rstd + off_r
         sg += g
         sgx += tl.where(om, g * xh, 0.0)
-        tl.store(dx_ptr + i, (k1 * g).to(dx_ptr.dtype.element_ty), mask=om)
-        if DZ:
-            tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=om)
+        if DX:
+            tl.store(dx_ptr + i, (k1 * g).to(dx_ptr.dtype.element_ty), mask=om)
+            if DZ:
+                tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=om)
         i += CS
     first = (lane == 0) | (slot != (_divided(tl.maximum(o, 1) - 1, S, S_RT, S_MG, 0) - q0).to(tl.int32))
     _, sg, sgx = tl.associative_scan((first, sg, sgx), 0, _segment_sum)
@@ -1930,7 +1932,8 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
                     eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
-    if mode == "frozen" and config.batch_norm_frozen_flat(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s):
+    if (mode == "frozen" or (mode == "sums" and config.BN_SUMS_FLAT)) and config.batch_norm_frozen_flat(
+            xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s):
         return _frozen_flat_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
                                  fix_gamma=fix_gamma, relu=relu)
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
@@ -1939,8 +1942,9 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
 
 def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,
                       fix_gamma: bool, relu: bool) -> torch.Tensor:
-    """``backward("frozen", ...)`` over NCHW x through the image-strided flat kernel and its sums launch
-    (``_bn_bwd_frozen_flat_kernel``, ``_bn_frozen_sums_kernel``; config.BN_FROZEN_FLAT) -> the sums [2, C]."""
+    """``backward("frozen", ...)`` (or "sums": ``dx`` None) over NCHW x through the image-strided flat kernel and its
+    sums launch (``_bn_bwd_frozen_flat_kernel``, ``_bn_frozen_sums_kernel``; config.BN_FROZEN_FLAT) -> the sums
+    [2, C]."""
     f = config.BN_FROZEN_FLAT
     block = f["block"]
     c, s = xv.c, xv.s
@@ -1959,8 +1963,8 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, part, n, c, c * s, nb, nps, half, *_hilo(eps), s_rt, s_mg,
     ), dict(
         S=s_, IDX=_flat_idx(xv.x.numel(), block), ACC=_TL[acc], BLOCK=block, WIN=win, IS_VAR=is_var,
-        HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
-        STAGES=f["stages"],
+        HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DX=dx is not None,
+        DZ=dz is not None, STAGES=f["stages"],
     ), f["warps"], 1)
     cb = min(256, _pow2(c))
     _frozen_sums((-(-c // cb),), (part, sums, dw, db, c, s, split, nb, half), dict(

@@ -617,6 +617,10 @@ BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 #: lost up to 12 (too few bytes in flight); 2048-offset blocks of 8 warps no better.
 BN_FROZEN_FLAT: dict[str, int] | None = {"min_numel": 1 << 20, "min_images": 32, "images": 16, "block": 1024,
                                          "warps": 4, "window": 256, "per_sm": 4, "stages": 3}
+#: The backward's sums pass (the two-launch training backward's first launch, SyncBatchNorm's local sums, the frozen
+#: backward with dγ, dβ and no dx) over NCHW x through the frozen flat kernel without its dx (BN_FROZEN_FLAT's terms
+#: and plan) where True.
+BN_SUMS_FLAT = True
 #: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
 #: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
 #: still in L2, is read first. Measured (NOTES.md, session 24; CUDA-graph replays, training forward, % of copy):
