@@ -933,7 +933,7 @@ def test_frozen_flat_against_reference(monkeypatch, shape, device):
 
 @pytest.mark.parametrize("shape", [(3, 5, 7, 9), (9, 4, 8, 8), (2, 3, 70, 3), (4, 7, 3)])
 def test_sums_flat_against_reference(monkeypatch, shape, device):
-    """The sums pass through the frozen flat kernel without its dx (BN_SUMS_FLAT, BN_FROZEN_FLAT at every size): the
+    """The sums pass through the frozen flat kernel without its dx (BN_SUMS_FLAT; BN_FROZEN_FLAT at every size): the
     two-launch training backward (with ReLU and a residual; under fix_gamma; 16- and 32-bit x) and the frozen
     backward with dγ, dβ alone, against the reference; the stage API's ``backward_sums`` against the tile kernel's."""
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
@@ -957,8 +957,11 @@ def test_sums_flat_against_reference(monkeypatch, shape, device):
     dims = [d for d in range(x.dim()) if d != 1]
     mean, invstd = x.mean(dims), torch.rsqrt(x.var(dims, unbiased=False) + 1e-5)
     sums = fastnorm.ops.batch_norm.backward_sums(dy, x, mean, invstd)
-    monkeypatch.setattr(config, "BN_SUMS_FLAT", False)
-    torch.testing.assert_close(sums, fastnorm.ops.batch_norm.backward_sums(dy, x, mean, invstd), rtol=1e-5, atol=1e-4)
+    s = math.prod(shape[2:])
+    for bound in (s - 1, None):  # runs longer than the bound, or none: the tile sums pass
+        monkeypatch.setattr(config, "BN_SUMS_FLAT", bound)
+        tile = fastnorm.ops.batch_norm.backward_sums(dy, x, mean, invstd)
+        torch.testing.assert_close(sums, tile, rtol=1e-5, atol=1e-4)
     assert passes == [True] * 5
 
 

@@ -1932,7 +1932,8 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
                     eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
-    if (mode == "frozen" or (mode == "sums" and config.BN_SUMS_FLAT)) and config.batch_norm_frozen_flat(
+    sums_flat = mode == "sums" and config.BN_SUMS_FLAT is not None and xv.s <= config.BN_SUMS_FLAT
+    if (mode == "frozen" or sums_flat) and config.batch_norm_frozen_flat(
             xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s):
         return _frozen_flat_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
                                  fix_gamma=fix_gamma, relu=relu)

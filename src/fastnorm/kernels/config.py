@@ -618,9 +618,12 @@ BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 BN_FROZEN_FLAT: dict[str, int] | None = {"min_numel": 1 << 20, "min_images": 32, "images": 16, "block": 1024,
                                          "warps": 4, "window": 256, "per_sm": 4, "stages": 3}
 #: The backward's sums pass (the two-launch training backward's first launch, SyncBatchNorm's local sums, the frozen
-#: backward with dγ, dβ and no dx) over NCHW x through the frozen flat kernel without its dx (BN_FROZEN_FLAT's terms
-#: and plan) where True.
-BN_SUMS_FLAT = True
+#: backward with dγ, dβ and no dx) over NCHW x of runs of at most this many elements through the frozen flat kernel
+#: without its dx, on BN_FROZEN_FLAT's terms and plan; None: never. Measured on the H200 (NOTES.md, session 29, call
+#: 7; training backward, CUDA-graph replays, % of copy, tile sums pass -> flat): bf16 128×2048×7² 32.4 -> 37.3, fp32
+#: 44.1 -> 50.3, bf16 32×512×28² 39.9 -> 43.2, 256×1024×14² 55.5 -> 55.7, fp32 256×256×28² 59.2 -> 59.5; bf16
+#: 256×64×56² (S = 3136) 56.6 -> 55.7, which the bound keeps on the tile pass (its tail kept in L2 for the dx pass).
+BN_SUMS_FLAT: int | None = 1024
 #: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
 #: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
 #: still in L2, is read first. Measured (NOTES.md, session 24; CUDA-graph replays, training forward, % of copy):
