@@ -965,6 +965,18 @@ def _aligned_sum_lanes(dy_ptr, x_ptr, y_ptr, c, cmask, ctr, off_r, rstd, w0, w1,
     return sg, sgx
 
 
+@triton.jit
+def _store_param_grads(dw_ptr, db_ptr, c, cmask, sg, sgx, FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr,
+                       WRITE_DB: tl.constexpr):
+    """db = Σg and dw = Σg·x̂ (0 under FIX_GAMMA, also where Σg·x̂ is NaN, as the reference) for channels ``c``."""
+    if WRITE_DB:
+        tl.store(db_ptr + c, sg.to(db_ptr.dtype.element_ty), mask=cmask)
+    if WRITE_DW:
+        if FIX_GAMMA:
+            sgx = tl.zeros_like(sgx)
+        tl.store(dw_ptr + c, sgx.to(dw_ptr.dtype.element_ty), mask=cmask)
+
+
 @triton.jit(do_not_specialize=["S_MG", "KEEPV"])
 def _bn_bwd_fused_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
@@ -1050,12 +1062,7 @@ def _bn_bwd_fused_kernel(
                 else:
                     tl.store(sums_ptr + c, fa, mask=cmask)
                     tl.store(sums_ptr + C + c, fb, mask=cmask)
-                if WRITE_DB:
-                    tl.store(db_ptr + c, fa.to(db_ptr.dtype.element_ty), mask=cmask)
-                if WRITE_DW:
-                    if FIX_GAMMA:
-                        fb = tl.zeros_like(fb)  # 0 also where Σg·x̂ is NaN, as the reference
-                    tl.store(dw_ptr + c, fb.to(dw_ptr.dtype.element_ty), mask=cmask)
+                _store_param_grads(dw_ptr, db_ptr, c, cmask, fa, fb, FIX_GAMMA, WRITE_DW, WRITE_DB)
                 if MODE == 0:
                     if _arrive(grp_ptr + g, NCB_G):
                         if PEERS:
@@ -1274,12 +1281,7 @@ def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, 
             fb += tl.load(q + HALF, mask=m, other=0.0)
     tl.store(sums_ptr + c, fa, mask=cmask)
     tl.store(sums_ptr + C + c, fb, mask=cmask)
-    if WRITE_DB:
-        tl.store(db_ptr + c, fa.to(db_ptr.dtype.element_ty), mask=cmask)
-    if WRITE_DW:
-        if FIX_GAMMA:
-            fb = tl.zeros_like(fb)  # 0 also where Σg·x̂ is NaN, as the reference
-        tl.store(dw_ptr + c, fb.to(dw_ptr.dtype.element_ty), mask=cmask)
+    _store_param_grads(dw_ptr, db_ptr, c, cmask, fa, fb, FIX_GAMMA, WRITE_DW, WRITE_DB)
 
 
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
