@@ -235,6 +235,7 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 with _setting(config, "BN_FROZEN_FLAT", _frozen_passes(config)[0]):
                     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True,
                              fix_gamma=True, activation="relu", z=z)
+                    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)  # its sums pass (BN_SUMS_FLAT)
                 config.BN_RESIDENT = True
                 _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True, fix_gamma=True,
                          activation="relu")

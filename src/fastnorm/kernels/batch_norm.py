@@ -52,7 +52,8 @@ so does the dx pass (the training backward's second launch, the frozen backward 
 dγ, dβ over large NCHW batches runs image-strided instead (``_bn_bwd_frozen_flat_kernel``, ``config.BN_FROZEN_FLAT``):
 a program takes one block of consecutive offsets of an image in a share of the images, so each lane keeps one
 channel and its own sums; a segmented scan over the block's runs gives per-run partials, which a second launch
-(``_bn_frozen_sums_kernel``) adds per channel in a fixed order.
+(``_bn_frozen_sums_kernel``) adds per channel in a fixed order. The backward's sums pass over runs of up to
+``config.BN_SUMS_FLAT`` elements takes the same kernel without its dx.
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
@@ -1211,7 +1212,7 @@ def _bn_bwd_frozen_flat_kernel(
     (``config.BN_FROZEN_FLAT``), or the sums pass alone (``config.BN_SUMS_FLAT``).
 
     Program b + j·NB takes the block b of NB [b·BLOCK, (b + 1)·BLOCK) of image offsets o (of CS = C·S) in images
-    j·NPS .. (j + 1)·NPS − 1: element n·CS + o belongs to channel o // S in every image, so each lane keeps its
+    j·NPS .. min((j + 1)·NPS, N) − 1: element n·CS + o belongs to channel o // S in every image, so each lane keeps its
     channel's k1, centre and invstd (gathered once from the WIN channel slots its block can touch, as
     ``_flat_window``) and its own running sums, and the loads and stores are whole 16-byte vectors wherever CS
     allows; the loads pipelined STAGES deep. x̂ as in ``_bwd_tiles``. At the end a segmented scan over the block's
@@ -1257,13 +1258,13 @@ def _bn_bwd_frozen_flat_kernel(
 
 
 @triton.jit
-def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, HALF,
-                           CB: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr, PIECES: tl.constexpr,
-                           ACC: tl.constexpr, FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr,
-                           WRITE_DB: tl.constexpr):
+def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, HALF, PIECES,
+                           CB: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr, ACC: tl.constexpr,
+                           FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr):
     """``_bn_bwd_frozen_flat_kernel``'s partial sums added per channel in a fixed order (its blocks b holding the
     channel's run, each at slot c − (b·BLOCK) // S, then the splits j), into sums_ptr [2, C] = (Σg, Σg·x̂),
-    db = Σg and dw = Σg·x̂ (0 under FIX_GAMMA) when asked. PIECES: the most blocks a run of S can touch."""
+    db = Σg and dw = Σg·x̂ (0 under FIX_GAMMA) when asked. PIECES: at least the most blocks a run of S can touch (an
+    argument: a compile serves every S)."""
     c = tl.program_id(0) * CB + tl.arange(0, CB)
     cmask = c < C
     start = c.to(tl.int64) * S
@@ -1970,8 +1971,8 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
         DZ=dz is not None, STAGES=f["stages"],
     ), f["warps"], 1)
     cb = min(256, _pow2(c))
-    _frozen_sums((-(-c // cb),), (part, sums, dw, db, c, s, split, nb, half), dict(
-        CB=cb, BLOCK=block, WIN=win, PIECES=(s - 1) // block + 2, ACC=_TL[acc], FIX_GAMMA=fix_gamma,
+    _frozen_sums((-(-c // cb),), (part, sums, dw, db, c, s, split, nb, half, (s - 1) // block + 2), dict(
+        CB=cb, BLOCK=block, WIN=win, ACC=_TL[acc], FIX_GAMMA=fix_gamma,
         WRITE_DW=dw is not None, WRITE_DB=db is not None,
     ), 4, None)
     return sums

@@ -729,7 +729,8 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int) 
 
 
 #: The reductions over NCHW x — the training forward's statistics (its first launch; SyncBatchNorm's statistics) and
-#: the backward's sums (the two-launch backward's first launch; SyncBatchNorm's local sums) — read each image's run of
+#: the backward's sums (the two-launch backward's first launch; SyncBatchNorm's local sums) where not flat
+#: (BN_SUMS_FLAT) — read each image's run of
 #: a channel as an aligned row (``kernels.batch_norm._aligned_rows``: whole 16-byte vectors from the aligned element
 #: at or before the run's start, the neighbouring runs' elements masked out) when x has elements of a size listed here
 #: and S's power-of-two factor is at most the value; not where the launch's items are shared with a pass that writes

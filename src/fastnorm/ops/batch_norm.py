@@ -690,7 +690,7 @@ def _backward_sums(dy, x, mean, invstd, y, relu: bool, dw: torch.Tensor | None =
                    db: torch.Tensor | None = None) -> torch.Tensor:
     """``backward_sums`` with checked arguments, packed as one [2C] tensor ``[Σg | Σg·x̂]`` in the
     accumulation dtype (SyncBatchNorm sums it over the ranks as it is). ``dw``/``db`` (dense [C], any float
-    dtype), when given, receive the same local sums Σg·x̂ and Σg from the same launch."""
+    dtype), when given, receive the same local sums Σg·x̂ and Σg from the same call."""
     c = x.shape[1]
     acc = _acc(x.dtype)
     if x.numel() == 0:
