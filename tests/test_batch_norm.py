@@ -880,6 +880,12 @@ def test_frozen_flat_rule(monkeypatch):
             (1 << 20, 2, False, 2048, 32, True), (1 << 20, 2, True, 64, 1, False), (1 << 20, 4, True, 64, 1, False),
             (1 << 20, 8, False, 64, 49, False), (1 << 20, 4, False, 64, 4, False), (1 << 20, 4, False, 64, 5, True)):
         assert config.batch_norm_frozen_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
+    monkeypatch.setattr(config, "BN_SUMS_FLAT", 32)  # the sums pass: runs of at most BN_SUMS_FLAT too
+    assert config.batch_norm_frozen_flat(1 << 20, 4, False, 2048, 32, sums_only=True)
+    assert not config.batch_norm_frozen_flat(1 << 20, 4, False, 1024, 33, sums_only=True)
+    assert config.batch_norm_frozen_flat(1 << 20, 4, False, 1024, 33)
+    monkeypatch.setattr(config, "BN_SUMS_FLAT", None)
+    assert not config.batch_norm_frozen_flat(1 << 20, 4, False, 2048, 32, sums_only=True)
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", None)
     assert not config.batch_norm_frozen_flat(1 << 30, 4, False, 64, 3136)
 

@@ -861,6 +861,14 @@ def _two_sum(a, b):
 
 
 @triton.jit
+def _xhat_center(shift, mrel, rstd):
+    """(ctr, off_r) with x̂ = (x − ctr)·rstd + off_r for mean = shift + mrel = ctr + err exactly (``_two_sum``),
+    off_r = −err·rstd (see ``_bwd_tiles``)."""
+    ctr, err = _two_sum(shift, mrel)
+    return ctr, -err * rstd
+
+
+@triton.jit
 def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
                C, KEEPV, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: tl.constexpr,
                CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr,
@@ -874,8 +882,7 @@ def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd
     one subtraction (exact for x near the mean) and one multiply-add per element where ((x - shift) - mrel)·rstd
     took three operations. x̂ itself enters the sums and dx, as in the reference, so Inf and NaN in g or x give
     what the reference gives (a correction applied to the sums instead would turn Σg = Inf into NaN)."""
-    ctr, err = _two_sum(shift, mrel)
-    off_r = -err * rstd
+    ctr, off_r = _xhat_center(shift, mrel, rstd)
     sg = tl.zeros([CB, BS], ACC)  # per-lane sums, reduced once at the end (no cross-thread work in the loop)
     sgx = tl.zeros([CB, BS], ACC)
     vk = v1  # the kept tiles' first index (KEEP), else the item's end
@@ -930,8 +937,7 @@ def _aligned_bwd_sums(dy_ptr, x_ptr, y_ptr, c, cmask, shift, mrel, rstd, v0, v1,
     dy, x (and y) load as the whole aligned vectors that overlap a run; the lanes outside their run are left out of
     the per-lane sums, which are reduced once at the end. x̂ as in ``_bwd_tiles``; KEEP as there."""
     WB: tl.constexpr = BS // AL
-    ctr, err = _two_sum(shift, mrel)
-    off_r = -err * rstd
+    ctr, off_r = _xhat_center(shift, mrel, rstd)
     sg = tl.zeros([CB, AL, WB], ACC)
     sgx = tl.zeros([CB, AL, WB], ACC)
     w0 = v0 // AL
@@ -1181,8 +1187,8 @@ def _bn_bwd_dx_flat_kernel(
         else:
             n = _hl(cnt_hi, cnt_lo, ACC)
         mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
-        ctr_w, err_w = _two_sum(mean_w, mrel_w)
-        offr_w, k2_w, k3_w = -err_w * rstd_w, -k1_w * (fa / n), -k1_w * (fb / n)
+        ctr_w, offr_w = _xhat_center(mean_w, mrel_w, rstd_w)
+        k2_w, k3_w = -k1_w * (fa / n), -k1_w * (fb / n)
         xv = tl.load(x_ptr + i, mask=m, other=0.0).to(ACC)
         xh = (xv - tl.gather(ctr_w, slot, 0)) * tl.gather(rstd_w, slot, 0) + tl.gather(offr_w, slot, 0)
         dx = tl.gather(k1_w, slot, 0) * g + (tl.gather(k2_w, slot, 0) + tl.gather(k3_w, slot, 0) * xh)
@@ -1224,17 +1230,20 @@ def _bn_bwd_frozen_flat_kernel(
     o = b.to(IDX) * BLOCK + lane.to(IDX)
     om = o < CS
     q0 = _divided(b.to(IDX) * BLOCK, S, S_RT, S_MG, 0)
-    slot = (_divided(o, S, S_RT, S_MG, 0) - q0).to(tl.int32)
+    q = _divided(o, S, S_RT, S_MG, 0)
+    slot = (q - q0).to(tl.int32)
+    sz = S if S > 0 else S_RT * (-S)
+    r = o - q * sz  # the offset in its run
     cw = q0 + tl.arange(0, WIN)
     wm = cw < C
     rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
     k1_w = _weight_scale(w_ptr, rstd_w, cw, wm, HAS_W, FIX_GAMMA, ACC)
     mean_w, mrel_w = _channel_center(mean_ptr, mrel_ptr, cw, wm, HAS_MREL, WIN, ACC)
-    ctr_w, err_w = _two_sum(mean_w, mrel_w)
+    ctr_w, offr_w = _xhat_center(mean_w, mrel_w, rstd_w)
     k1 = tl.gather(k1_w, slot, 0)
     ctr = tl.gather(ctr_w, slot, 0)
     rstd = tl.gather(rstd_w, slot, 0)
-    off_r = tl.gather(-err_w * rstd_w, slot, 0)
+    off_r = tl.gather(offr_w, slot, 0)
     sg = tl.zeros([BLOCK], ACC)
     sgx = tl.zeros([BLOCK], ACC)
     n0 = j * NPS
@@ -1249,9 +1258,9 @@ def _bn_bwd_frozen_flat_kernel(
             if DZ:
                 tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=om)
         i += CS
-    first = (lane == 0) | (slot != (_divided(tl.maximum(o, 1) - 1, S, S_RT, S_MG, 0) - q0).to(tl.int32))
+    first = (lane == 0) | (r == 0)
     _, sg, sgx = tl.associative_scan((first, sg, sgx), 0, _segment_sum)
-    last = om & ((lane == BLOCK - 1) | (slot != (_divided(o + 1, S, S_RT, S_MG, 0) - q0).to(tl.int32)))
+    last = om & ((lane == BLOCK - 1) | (r == sz - 1))
     p = part_ptr + tl.program_id(0) * WIN + slot
     tl.store(p, sg, mask=last)
     tl.store(p + HALF, sgx, mask=last)
@@ -1935,9 +1944,8 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
         backward_dx(xv, dy, y, dx, dz, weight, shift, mrel, sd, sums, float(xv.count), train=True, is_var=is_var,
                     eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
-    sums_flat = mode == "sums" and config.BN_SUMS_FLAT is not None and xv.s <= config.BN_SUMS_FLAT
-    if (mode == "frozen" or sums_flat) and config.batch_norm_frozen_flat(
-            xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s):
+    if mode in ("frozen", "sums") and config.batch_norm_frozen_flat(
+            xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s, sums_only=mode == "sums"):
         return _frozen_flat_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
                                  fix_gamma=fix_gamma, relu=relu)
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,

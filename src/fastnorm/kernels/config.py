@@ -718,10 +718,13 @@ def batch_norm_dx_flat(numel: int, x_size: int, flat: bool, c: int, s: int, trai
             and batch_norm_flat_window(c, s, flat, block) <= max_window)
 
 
-def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -> bool:
-    """Whether the frozen backward with parameter sums over ``numel`` elements of ``x_size`` bytes (``flat``:
-    channels-last rows; ``c`` channels of runs of ``s``) takes the image-strided flat kernel (BN_FROZEN_FLAT)."""
+def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, sums_only: bool = False) -> bool:
+    """Whether the frozen backward with parameter sums (``sums_only``: the sums pass, BN_SUMS_FLAT's runs) over
+    ``numel`` elements of ``x_size`` bytes (``flat``: channels-last rows; ``c`` channels of runs of ``s``) takes the
+    image-strided flat kernel (BN_FROZEN_FLAT)."""
     if BN_FROZEN_FLAT is None or flat or x_size not in (2, 4):
+        return False
+    if sums_only and (BN_SUMS_FLAT is None or s > BN_SUMS_FLAT):
         return False
     f = BN_FROZEN_FLAT
     return (numel >= f["min_numel"] and numel // (c * s) >= f["min_images"]
