@@ -2005,7 +2005,7 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     c = xv.c
     streams = xv.x.element_size() + dy.element_size() + (y.element_size() if relu else 0)
     train = mode == _BWD_MODE["train"]
-    kind = "fused" if train else "sums" if mode == _BWD_MODE["sums"] else "stream"
+    kind = "fused" if train else "sums" if mode == _BWD_MODE["sums"] else "frozen"
     sv, al, spatial, plan = _reduction_view(xv, streams, kind, "bwd", kind == "sums")
     dev = xv.x.device
     sums = _scratch(2 * c, acc, dev)
@@ -2017,7 +2017,7 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
     eh, el = _hilo(eps)
     pa = (None, None, 0, 0, 0, 0) if peers is None else (
         peers.ptrs, peers.flags, peers.rank, peers.world, peers.flags_at, peers.sums_at)
-    _launch(_bwd_fused, "bwd", grid, (
+    _launch(_bwd_fused, "frozen" if kind == "frozen" else "bwd", grid, (
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, dw, db, sums, part, sync, count, *pa,
         c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g,
         plan.lag if peers is None else plan.groups, keepv, ch, cl, eh, el,

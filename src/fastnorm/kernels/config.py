@@ -554,8 +554,14 @@ BN_NCHW_ROW_MIN_CB = 4
 BN_NCHW_STREAM_MIN_CB = 4
 #: Items per multiprocessor aimed at (items shrink for small tensors), by kind, and warps per 4096-element
 #: tile. 8 for the fused kinds (measured when the statistics pass took it too: training forward +1..3 points, the
-#: most at 7²); the statistics pass now takes BN_STATS_WAVE.
-BN_ITEMS_PER_SM = {"fused": 8, "stream": 16}
+#: most at 7²); the statistics pass now takes BN_STATS_WAVE. "frozen": the frozen backward with dγ, dβ in one pass (the
+#: tile kernel: channels-last, and NCHW where BN_FROZEN_FLAT does not take it), 8 with its loop 4 stages deep
+#: (BN_LOOP_STAGES["frozen"]). Measured on the H200 (NOTES.md, session 30, call 1; frozen backward with dγ, dβ,
+#: CUDA-graph replays, % of copy; 16 items an SM and 3 stages -> 8 / 3, 16 / 4, 8 / 4): bf16 channels-last 128×2048×7²
+#: 41.4 -> 48.7 / 42.8 / 49.3, fp32 channels-last 8×256×128² 75.2 -> 75.1 / 83.3 / 83.5, bf16 channels-last 56² 76.7
+#: -> 76.8 / 78.1 / 78.0, 256×1024×14² 72.4 -> 72.5 / 73.2 / 73.4, NCHW 8×256×128² 77.9 -> 78.0 / 78.6 / 78.4; bf16
+#: channels-last 8×256×128² 65.6 -> 65.5 / 63.7 / 63.7 (the 4 stages).
+BN_ITEMS_PER_SM = {"fused": 8, "stream": 16, "frozen": 8}
 #: (elements, items per SM): the one-pass kernels (evaluation forward, the apply, dx and frozen backward passes) over
 #: tensors this large cut this many items per SM instead. Measured on the H200 (NOTES.md, session 11): 32 items
 #: per SM at 2^25-5·10^7 elements, evaluation forward +1..4 points of copy (NCHW 56² 85 -> 88, 128² 79 -> 83),
@@ -789,8 +795,10 @@ BN_PEER_TIMEOUT_S = 600
 #: erratic); statistics 4-5 no gain, the sums and dx loops at 4 together lost 3 points at NCHW 14². Session 12:
 #: "apply_row32", the apply loop over the NCHW row layout (S <= BN_ROW_LANES_MAX) with 4-byte x, at 2 (fp32 7²
 #: evaluation 53.3 -> 62.7%, training forward 33.5 -> 36.2; at 2 everywhere, 56² bf16 and 14² fp32 lost 2 points).
-BN_LOOP_STAGES = {"stats": 3, "apply": 4, "apply_row32": 2, "bwd": 3, "dx": 3}
-BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "apply_row32": None, "bwd": None, "dx": None}
+#: Session 30: "frozen", the frozen backward's one-pass loop (the "bwd" loop until then), at 4 (BN_ITEMS_PER_SM).
+BN_LOOP_STAGES = {"stats": 3, "apply": 4, "apply_row32": 2, "bwd": 3, "dx": 3, "frozen": 4}
+BN_MAXNREG: dict[str, int | None] = {"stats": 64, "apply": None, "apply_row32": None, "bwd": None, "dx": None,
+                                     "frozen": None}
 
 
 def batch_norm_loop(loop: str, lanes: int, x_size: int) -> str:
@@ -822,8 +830,9 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
 
     ``flat``: channels-last rows (channel contiguous) vs NCHW (inner index contiguous); ``reread_bytes``: bytes per
     element that the fused kernels read twice (x, or x + dy (+ y)); ``kind``: "fused" (training, two item kinds),
-    "stream" (one pass), "sums" (the backward's sums pass) or "dx" (the training backward's dx pass: "stream" with
-    BN_DX_LARGE_TILE over large tensors); ``direction``: "fwd" or "bwd". Items
+    "stream" (one pass), "sums" (the backward's sums pass), "dx" (the training backward's dx pass: "stream" with
+    BN_DX_LARGE_TILE over large tensors) or "frozen" (the frozen backward with its sums in one pass: "stream" with
+    its own BN_ITEMS_PER_SM); ``direction``: "fwd" or "bwd". Items
     shrink (down to one tile) until there are about BN_ITEMS_PER_SM per multiprocessor (BN_STREAM_LARGE's count for
     one-pass kinds over large tensors), so that small tensors still fill the device; the statistics pass ("fused",
     "fwd") and the sums pass instead cut at most BN_STATS_WAVE (BN_SUMS_WAVE) items per multiprocessor, as large as that
@@ -836,17 +845,20 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     """
     tile = BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
+    small_key = kind  # the key of BN_ITEMS_PER_SM below BN_STREAM_LARGE
     if kind == "dx":  # a one-pass kind, with its own tile over large tensors
-        kind = "stream"
+        kind = small_key = "stream"
         if total >= BN_STREAM_LARGE[0]:
             tile = BN_DX_LARGE_TILE
+    elif kind == "frozen":  # a one-pass kind, with its own items per SM over small tensors
+        kind = "stream"
     one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
         per_sm = BN_SUMS_WAVE if kind == "sums" else (BN_STATS_WAVE if stats_wave is None else stats_wave)
     elif kind == "stream" and total >= BN_STREAM_LARGE[0]:
         per_sm = BN_STREAM_LARGE[1]
     else:
-        per_sm = BN_ITEMS_PER_SM[kind]
+        per_sm = BN_ITEMS_PER_SM[small_key]
     slots = sms * per_sm
     item = max(min(tile, total), _cdiv(total, slots) if one_wave else min(BN_ITEM[kind], _cdiv(total, slots)))
     if flat:
