@@ -147,14 +147,6 @@ def frozen_flat_everywhere() -> dict:
     return {**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "images": 1, "block": 64, "warps": 2}
 
 
-def stats_flat_everywhere() -> dict:
-    """config.BN_STATS_FLAT taking the image-strided statistics pass at every size and batch, as
-    ``frozen_flat_everywhere`` takes the frozen one."""
-    from fastnorm.kernels import config
-
-    return {**config.BN_STATS_FLAT, "min_numel": 0, "min_images": 1, "images": 1, "block": 64, "warps": 2}
-
-
 def peer_buffers(c: int, world: int, device):
     """``world`` ranks' symmetric buffers simulated in one process: fresh buffers with the exchange's layout,
     and each rank's ``Peers`` (the buffers' addresses, in rank order)."""

@@ -88,10 +88,6 @@ def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
         with _setting(config, "BN_DX_FLAT", dx_flat):
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=False)  # frozen dx alone
-    config.BN_RESIDENT, config.BN_TRAIN_FUSED = False, False
-    for stats_flat in _stats_passes(config, stages=(1, 3)):
-        with _setting(config, "BN_STATS_FLAT", stats_flat):
-            _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
     config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False
     for frozen_flat in _frozen_passes(config, stages=(1, 3)):
         with _setting(config, "BN_FROZEN_FLAT", frozen_flat):
@@ -108,12 +104,6 @@ def _frozen_passes(config, stages: tuple[int, ...] = (1,)) -> tuple:
     """BN_FROZEN_FLAT's settings that take the frozen backward with parameter sums flat at every size and batch
     (pipelined each of ``stages`` deep), and tiled."""
     return (*({**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "stages": k} for k in stages), None)
-
-
-def _stats_passes(config, stages: tuple[int, ...] = (1,)) -> tuple:
-    """BN_STATS_FLAT's settings that take the training forward's statistics flat at every size and batch (pipelined
-    each of ``stages`` deep), and tiled."""
-    return (*({**config.BN_STATS_FLAT, "min_numel": 0, "min_images": 1, "stages": k} for k in stages), None)
 
 
 @contextlib.contextmanager
@@ -242,10 +232,6 @@ def _batch_norm_cases(fastnorm, config) -> list:
                         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
                         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=True,
                                  use_global_stats=True)
-                with _setting(config, "BN_STATS_FLAT", _stats_passes(config)[0]):
-                    _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, momentum=None, activation="relu",
-                             z=z, num_batches_tracked=nbt)
-                    _fwd_bwd(fastnorm.batch_norm, x, None, None, None, None, training=True)
                 with _setting(config, "BN_FROZEN_FLAT", _frozen_passes(config)[0]):
                     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True,
                              fix_gamma=True, activation="relu", z=z)
@@ -289,7 +275,6 @@ def _batch_norm_cases(fastnorm, config) -> list:
 def _stage_cases() -> list:
     """The SyncBatchNorm stage functions and its symmetric-memory launches (a stand-in exchange)."""
     from fastnorm.kernels import batch_norm as K
-    from fastnorm.kernels import config
     from fastnorm.ops import batch_norm as bn_ops
 
     def stages():
@@ -306,8 +291,6 @@ def _stage_cases() -> list:
                 count = torch.empty((), dtype=acc, device="meta")
                 nbt = torch.empty((), dtype=torch.long, device="meta")
                 bn_ops._local_stats(x, c)
-                with _setting(config, "BN_STATS_FLAT", _stats_passes(config)[0]):
-                    bn_ops._local_stats(x, c)
                 gathered = _meta(3, 2 * c + 1, dtype=acc)
                 bn_ops._merge_stats(gathered[:, 2 * c], gathered[:, :c], gathered[:, c:2 * c], 1e-5,
                                     (rm, rv, 0.1, nbt))

@@ -22,15 +22,7 @@ from fastnorm import reference as ref
 from fastnorm.kernels import batch_norm as K
 from fastnorm.kernels import config
 from fastnorm.kernels._exchange import SYNC_BUFFERS
-from helpers import (
-    assert_close,
-    forget_replays,
-    frozen_flat_everywhere,
-    poisoned_like,
-    stats_flat_everywhere,
-    to_np64,
-    watch_replays,
-)
+from helpers import assert_close, forget_replays, frozen_flat_everywhere, poisoned_like, to_np64, watch_replays
 
 # (shape, channels_last): 1d/2d/3d, C = 1, 3, 65, 129, spatial 1x1, batch 1 with spatial > 1, uneven sizes.
 SHAPES = [
@@ -1003,111 +995,6 @@ def test_sums_flat_against_reference(monkeypatch, shape, device):
         tile = fastnorm.ops.batch_norm.backward_sums(dy, x, mean, invstd)
         torch.testing.assert_close(sums, tile, rtol=1e-5, atol=1e-4)
     assert passes == [True] * 5
-
-
-def test_stats_flat_rule(monkeypatch):
-    """The training forward's statistics take the image-strided flat kernel over NCHW x of 4-byte or 16-bit elements
-    from BN_STATS_FLAT's size and batch thresholds, within its window and for runs of at most its "max_s"; never
-    channels-last rows, nor with it None."""
-    monkeypatch.setattr(config, "BN_STATS_FLAT", {**config.BN_STATS_FLAT, "min_numel": 1 << 20, "min_images": 16,
-                                                  "block": 256, "window": 64, "max_s": 48})
-    for numel, size, flat, c, s, expected in (
-            (1 << 20, 4, False, 2048, 32, True), ((1 << 20) - 1, 4, False, 2048, 32, False),
-            (1 << 20, 4, False, 2048, 64, False),  # 8 images
-            (1 << 20, 2, False, 2048, 32, True), (1 << 20, 2, True, 64, 1, False), (1 << 20, 4, True, 64, 1, False),
-            (1 << 20, 8, False, 64, 49, False), (1 << 20, 4, False, 64, 4, False), (1 << 20, 4, False, 64, 5, True),
-            (1 << 20, 4, False, 64, 48, True), (1 << 20, 4, False, 64, 49, False)):
-        assert config.batch_norm_stats_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
-    monkeypatch.setattr(config, "BN_STATS_FLAT", None)
-    assert not config.batch_norm_stats_flat(1 << 30, 4, False, 64, 32)
-
-
-def _count_stats_flat(monkeypatch) -> list:
-    """Count the flat statistics passes (their merge's MODE) into the list returned."""
-    passes, real = [], K._stats_flat_pass
-    monkeypatch.setattr(K, "_stats_flat_pass", lambda xv, mode, *a: passes.append(mode) or real(xv, mode, *a))
-    return passes
-
-
-@pytest.mark.parametrize("shape", [(3, 5, 7, 9), (9, 4, 8, 8), (2, 4, 70, 3), (4, 7, 3), (2, 3, 4, 2, 3),
-                                   (3, 1, 5, 5)])
-def test_stats_flat_against_reference(monkeypatch, shape, device):
-    """The two-launch training forward with its statistics through the image-strided flat kernel (BN_STATS_FLAT at
-    threshold 0; BLOCK 64: ragged last blocks, runs over up to five blocks, several images a program, several programs
-    a block, C = 1; (N, C, L) and 3-d): y, the running statistics (momentum 0.1, and None: 1/num_batches_tracked) and
-    the backward against the reference, 16- and 32-bit x, with ReLU and a residual, a channel of 1e4 + randn and a
-    constant channel of 1e7 (its output exactly beta); y poisoned before the apply; SyncBatchNorm's local statistics
-    (``stats``) against the tile pass's; a NaN reaches its own channel's statistics alone."""
-    everywhere = stats_flat_everywhere()
-    monkeypatch.setattr(config, "BN_STATS_FLAT", everywhere)
-    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
-    monkeypatch.setattr(config, "BN_RESIDENT", False)
-    passes = _count_stats_flat(monkeypatch)
-    real_apply = K.apply
-    monkeypatch.setattr(K, "apply", lambda xv, y, *a, **k: real_apply(xv, y.fill_(float("nan")), *a, **k))
-    for k, (dtype, options) in enumerate(((torch.float32, {}), (torch.bfloat16, {"activation": "relu", "z": True}),
-                                          (torch.float16, {}))):
-        x, w, b, rm, rv = _make(shape, False, dtype, device, seed=80 + k)
-        x = x.detach()
-        if shape[1] > 1:
-            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
-        if shape[1] > 2 and dtype == torch.float32:
-            x[:, 2] = 1e7
-        x.requires_grad_(True)
-        z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
-        y = _check_bn(x, w, b, rm, rv, training=True, activation=options.get("activation"), z=z)
-        if shape[1] > 2 and dtype == torch.float32:
-            assert torch.equal(y[:, 2], b[2].detach().expand_as(y[:, 2]))
-    x, w, b, rm, rv = (t.detach() for t in _make(shape, False, torch.float32, device, seed=85))
-    expected = ref.batch_norm_forward(_np(x), _np(w), _np(b), _np(rm), _np(rv), training=True, momentum=1 / 3,
-                                      eps=1e-5)
-    fastnorm.batch_norm(x, rm, rv, w, b, True, None, num_batches_tracked=torch.tensor(3, device=device))
-    assert_close("running_mean", rm, expected.new_running_mean, rm.dtype)  # momentum None: the factor 1/nbt
-    assert_close("running_var", rv, expected.new_running_var, rv.dtype)
-    assert passes == [2, 2, 2, 2]
-    x = torch.randn(shape, generator=torch.Generator().manual_seed(90)).to(device) * 3 + 5
-    flat = K.stats(K.view(x))
-    monkeypatch.setattr(config, "BN_STATS_FLAT", None)
-    tile = K.stats(K.view(x))
-    assert passes == [2, 2, 2, 2, 1]
-    torch.testing.assert_close(flat, tile, rtol=1e-5, atol=1e-5)
-    monkeypatch.setattr(config, "BN_STATS_FLAT", everywhere)
-    x.view(shape[0], shape[1], -1)[0, 0, 0] = float("nan")  # the first run of a block that holds the next ones
-    w, b = torch.ones(shape[1], device=device), torch.zeros(shape[1], device=device)
-    rm, rv = torch.zeros(shape[1], device=device), torch.ones(shape[1], device=device)
-    y = fastnorm.batch_norm(x, rm, rv, w, b, True)
-    assert passes == [2, 2, 2, 2, 1, 2]
-    assert torch.isnan(rm[0]) and torch.isfinite(rm[1:]).all() and torch.isfinite(rv[1:]).all()
-    assert torch.isnan(y[:, 0]).all() and torch.isfinite(y[:, 1:]).all()
-
-
-@pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 10, 9), torch.bfloat16)])
-def test_stats_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype, device):
-    """The flat statistics pass with S an argument (past config.BN_SPATIAL_COMPILED) and with 64-bit indices forced:
-    y and the running statistics bitwise those with S compiled in, 32-bit."""
-    monkeypatch.setattr(config, "BN_STATS_FLAT", stats_flat_everywhere())
-    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
-    monkeypatch.setattr(config, "BN_RESIDENT", False)
-    passes = _count_stats_flat(monkeypatch)
-    x, w, b, rm, rv = (t.detach() for t in _make(shape, False, dtype, device, seed=14))
-
-    def run():
-        rm_, rv_ = rm.clone(), rv.clone()
-        y = fastnorm.batch_norm(x, rm_, rv_, w, b, True)
-        return K._spatial(K.view(x)), y, rm_, rv_
-
-    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 1 << 30)
-    spatial, *compiled = run()
-    assert spatial[1] == 0
-    monkeypatch.setattr(K, "_flat_idx", lambda numel, block: tl.int64)
-    forget_replays()
-    for a, e in zip(run()[1:], compiled, strict=True):
-        assert torch.equal(a, e)
-    monkeypatch.setattr(config, "BN_SPATIAL_COMPILED", 0)
-    spatial, *argument = run()
-    assert spatial[1] > 0 and passes == [2, 2, 2]
-    for a, e in zip(argument, compiled, strict=True):
-        assert torch.equal(a, e)
 
 
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 10, 9), torch.bfloat16),

@@ -1200,28 +1200,6 @@ def _bn_bwd_dx_flat_kernel(
 
 
 @triton.jit
-def _image_block(b, CS, S: tl.constexpr, S_RT, S_MG, IDX: tl.constexpr, BLOCK: tl.constexpr):
-    """Block b of the image offsets o in [0, CS) (CS = C·S) that an image-strided kernel's program walks through its
-    images -> (lane, o, o < CS, the block's first channel q0, each lane's channel slot q − q0, S, each lane's offset
-    in its run); S as ``_divided`` takes it."""
-    lane = tl.arange(0, BLOCK)
-    o = b.to(IDX) * BLOCK + lane.to(IDX)
-    q0 = _divided(b.to(IDX) * BLOCK, S, S_RT, S_MG, 0)
-    q = _divided(o, S, S_RT, S_MG, 0)
-    sz = S if S > 0 else S_RT * (-S)
-    return lane, o, o < CS, q0, (q - q0).to(tl.int32), sz, o - q * sz
-
-
-@triton.jit
-def _run_piece(c, cmask, k, S, BLOCK: tl.constexpr, WIN: tl.constexpr):
-    """Piece k of channel c's run of S image offsets, in the image-strided kernels' partials [.., NB, WIN] -> (whether
-    the run reaches a k-th block, the piece's index b·WIN + slot in block b)."""
-    start = c.to(tl.int64) * S
-    b = start // BLOCK + k
-    return cmask & (b <= (start + S - 1) // BLOCK), b * WIN + (c - (b * BLOCK) // S)
-
-
-@triton.jit
 def _segment_sum(first_a, ga, gxa, first_b, gb, gxb):
     """The combine of a segmented scan over (starts a segment, Σg, Σg·x̂): b's sums alone where b starts a segment."""
     return first_a | first_b, tl.where(first_b, gb, ga + gb), tl.where(first_b, gxb, gxa + gxb)
@@ -1248,7 +1226,14 @@ def _bn_bwd_frozen_flat_kernel(
     (j, b, slot) (HALF: the size of one of the two)."""
     b = tl.program_id(0) % NB
     j = tl.program_id(0) // NB
-    lane, o, om, q0, slot, sz, r = _image_block(b, CS, S, S_RT, S_MG, IDX, BLOCK)
+    lane = tl.arange(0, BLOCK)
+    o = b.to(IDX) * BLOCK + lane.to(IDX)
+    om = o < CS
+    q0 = _divided(b.to(IDX) * BLOCK, S, S_RT, S_MG, 0)
+    q = _divided(o, S, S_RT, S_MG, 0)
+    slot = (q - q0).to(tl.int32)
+    sz = S if S > 0 else S_RT * (-S)
+    r = o - q * sz  # the offset in its run
     cw = q0 + tl.arange(0, WIN)
     wm = cw < C
     rstd_w = _channel_rstd(sd_ptr, cw, wm, eps_hi, eps_lo, IS_VAR, ACC)
@@ -1291,10 +1276,15 @@ def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, 
     argument: a compile serves every S)."""
     c = tl.program_id(0) * CB + tl.arange(0, CB)
     cmask = c < C
+    start = c.to(tl.int64) * S
+    b_lo = start // BLOCK
+    b_hi = (start + S - 1) // BLOCK
     fa = tl.zeros([CB], ACC)
     fb = tl.zeros([CB], ACC)
     for k in range(PIECES):
-        m, at = _run_piece(c, cmask, k, S, BLOCK, WIN)
+        b = b_lo + k
+        m = cmask & (b <= b_hi)
+        at = b * WIN + (c - (b * BLOCK) // S)
         for j in range(SPLIT):
             q = part_ptr + j * NB * WIN + at
             fa += tl.load(q, mask=m, other=0.0)
@@ -1302,91 +1292,6 @@ def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, 
     tl.store(sums_ptr + c, fa, mask=cmask)
     tl.store(sums_ptr + C + c, fb, mask=cmask)
     _store_param_grads(dw_ptr, db_ptr, c, cmask, fa, fb, FIX_GAMMA, WRITE_DW, WRITE_DB)
-
-
-@triton.jit
-def _segment_chan(first_a, na, ma, qa, first_b, nb, mb, qb):
-    """The combine of a segmented scan over (starts a segment, count, mean, M2): b's alone where b starts a segment,
-    else Chan's merge of a and b."""
-    n, mean, m2 = _chan(na, ma, qa, nb, mb, qb)
-    return first_a | first_b, tl.where(first_b, nb, n), tl.where(first_b, mb, mean), tl.where(first_b, qb, m2)
-
-
-@triton.jit(do_not_specialize=["S_RT", "S_MG"])
-def _bn_stats_flat_kernel(
-    x_ptr, part_ptr, N, C, CS, NB, NPS, THIRD, S_RT, S_MG,
-    S: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr,
-    STAGES: tl.constexpr,
-):
-    """The partial statistics (count, mean, M2) of x − K (K = x[0, c, 0], ``_channel_shift``) over a dense NCHW x
-    that ``_bn_stats_merge_kernel`` merges: the training forward's statistics pass image-strided
-    (``config.BN_STATS_FLAT``).
-
-    Program b + j·NB walks block b of the image offsets (``_image_block``) through images j·NPS .. min((j + 1)·NPS,
-    N) − 1, as ``_bn_bwd_frozen_flat_kernel`` does: each lane keeps one channel (its K gathered once) and a Welford
-    state of its own, and every lane sees the same count, so the update's factor 1/k is one scalar an image; the
-    loads are whole 16-byte vectors wherever CS allows, pipelined STAGES deep. At the end a segmented scan of Chan's
-    merge over the block's runs leaves each run's (count, mean, M2) at its last lane, which writes them to
-    part_ptr[3, SPLIT, NB, WIN] at (j, b, slot) (THIRD: the size of one of the three)."""
-    b = tl.program_id(0) % NB
-    j = tl.program_id(0) // NB
-    lane, o, om, q0, slot, sz, r = _image_block(b, CS, S, S_RT, S_MG, IDX, BLOCK)
-    cw = q0 + tl.arange(0, WIN)
-    shift = tl.gather(_channel_shift(x_ptr, cw, cw < C, S, S_RT, ACC), slot, 0)
-    mean = tl.zeros([BLOCK], ACC)
-    m2 = tl.zeros([BLOCK], ACC)
-    n0 = j * NPS
-    n1 = tl.minimum(n0 + NPS, N)
-    i = n0.to(IDX) * CS + o
-    for t in tl.range(0, n1 - n0, num_stages=STAGES):
-        xv = tl.load(x_ptr + i, mask=om, other=0.0).to(ACC) - shift
-        d = xv - mean
-        mean += d * (1.0 / tl.cast(t + 1, ACC))
-        m2 += d * (xv - mean)
-        i += CS
-    cnt = tl.zeros([BLOCK], ACC) + tl.cast(n1 - n0, ACC)
-    _, cnt, mean, m2 = tl.associative_scan(((lane == 0) | (r == 0), cnt, mean, m2), 0, _segment_chan)
-    last = om & ((lane == BLOCK - 1) | (r == sz - 1))
-    p = part_ptr + tl.program_id(0) * WIN + slot
-    tl.store(p, cnt, mask=last)
-    tl.store(p + THIRD, mean, mask=last)
-    tl.store(p + 2 * THIRD, m2, mask=last)
-
-
-@triton.jit
-def _bn_stats_merge_kernel(
-    x_ptr, part_ptr, out_a_ptr, out_b_ptr, out_c_ptr, rm_ptr, rv_ptr, nbt_ptr,
-    C, S, SPLIT, NB, THIRD, PIECES, mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo,
-    CB: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr, ACC: tl.constexpr, MODE: tl.constexpr,
-    UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr,
-):
-    """``_bn_stats_flat_kernel``'s partials merged per channel with Chan's formula in a fixed order (the blocks holding
-    the channel's run, then the splits, as ``_bn_frozen_sums_kernel`` adds its sums), then written as
-    ``_bn_fwd_fused_kernel``'s MODE 1 (out_a = [mean | M2 | count]) or MODE 2 (the saved (shift, mean_rel, invstd)
-    and the running statistics) write them. PIECES as there."""
-    c = tl.program_id(0) * CB + tl.arange(0, CB)
-    cmask = c < C
-    n = tl.zeros([CB], ACC)
-    mean = tl.zeros([CB], ACC)
-    m2 = tl.zeros([CB], ACC)
-    for k in range(PIECES):
-        m, at = _run_piece(c, cmask, k, S, BLOCK, WIN)
-        for j in range(SPLIT):
-            q = part_ptr + j * NB * WIN + at
-            n, mean, m2 = _chan(n, mean, m2, tl.load(q, mask=m, other=0.0), tl.load(q + THIRD, mask=m, other=0.0),
-                                tl.load(q + 2 * THIRD, mask=m, other=0.0))
-    shift = _channel_shift(x_ptr, c, cmask, -1, S, ACC)
-    if MODE == 1:
-        tl.store(out_a_ptr + c, (shift + mean).to(out_a_ptr.dtype.element_ty), mask=cmask)
-        tl.store(out_a_ptr + C + c, m2.to(out_a_ptr.dtype.element_ty), mask=cmask)
-        if tl.program_id(0) == 0:
-            tl.store(out_a_ptr + 2 * C, _hl(cnt_hi, cnt_lo, ACC).to(out_a_ptr.dtype.element_ty))
-    else:
-        count = _hl(cnt_hi, cnt_lo, ACC)
-        var = m2 / count
-        _save_batch_stats(out_a_ptr, out_b_ptr, out_c_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, mean,
-                          _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, mom_hi, mom_lo, ACC,
-                          UPDATE_RUNNING, MOMENTUM_NONE)
 
 
 # ------------------------------------------------------------------------------------- SyncBN stage pieces
@@ -1649,8 +1554,6 @@ _bwd_dx = _Launcher(_bn_bwd_dx_kernel)
 _bwd_dx_flat = _Launcher(_bn_bwd_dx_flat_kernel)
 _bwd_frozen_flat = _Launcher(_bn_bwd_frozen_flat_kernel)
 _frozen_sums = _Launcher(_bn_frozen_sums_kernel)
-_stats_flat = _Launcher(_bn_stats_flat_kernel)
-_stats_merge = _Launcher(_bn_stats_merge_kernel)
 _merge = _Launcher(_bn_merge_stats_kernel)
 _update_running = _Launcher(_bn_update_running_kernel)
 _BWD_MODE = {"train": 0, "sums": 1, "frozen": 2}
@@ -1861,25 +1764,21 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
     fused = config.BN_TRAIN_FUSED
-    if not fused and config.batch_norm_stats_flat(xv.x.numel(), xv.x.element_size(), xv.flat, c, xv.s):
-        _stats_flat_pass(xv, 2, (shift, mrel, rstd), (running_mean, running_var, nbt), (mh, ml, eh, el, ch, cl),
-                         momentum is None)
-    else:
-        sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", not fused)
-        part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
-        sync = _sync(plan, dev)
-        k = plan.ncb_g * plan.split
-        update = running_mean is not None
-        keepv = 0 if fused or al else _kept(plan, xv.x.numel() * xv.x.element_size())
-        _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
-            xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
-            c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag, keepv,
-            mh, ml, eh, el, ch, cl,
-        ), dict(
-            MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
-            HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
-            FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, AL=al, KEEP=keepv > 0,
-        ), sv, plan, spatial)
+    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", not fused)
+    part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
+    sync = _sync(plan, dev)
+    k = plan.ncb_g * plan.split
+    update = running_mean is not None
+    keepv = 0 if fused or al else _kept(plan, xv.x.numel() * xv.x.element_size())
+    _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
+        xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
+        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag, keepv,
+        mh, ml, eh, el, ch, cl,
+    ), dict(
+        MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
+        HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
+        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, AL=al, KEEP=keepv > 0,
+    ), sv, plan, spatial)
     if not fused:
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
               save=False, reverse=config.BN_APPLY_REVERSE)
@@ -1928,13 +1827,9 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
     written into ``out`` (dense, [2C + 1]) when given."""
     acc = _acc(xv.x.dtype)
     c = xv.c
+    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", True)  # the statistics pass
     dev = xv.x.device
     packed = torch.empty(2 * c + 1, dtype=acc, device=dev) if out is None else out
-    if config.batch_norm_stats_flat(xv.x.numel(), xv.x.element_size(), xv.flat, c, xv.s):
-        _stats_flat_pass(xv, 1, (packed, None, None), (None, None, None), (0.0, 0.0, 0.0, 0.0, *_hilo(float(xv.count))),
-                         False)
-        return packed
-    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", True)  # the statistics pass
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     ch, cl = _hilo(float(xv.count))
@@ -1948,29 +1843,6 @@ def stats(xv: View, out: torch.Tensor | None = None) -> torch.Tensor:
         MOMENTUM_NONE=False, AL=al, KEEP=False,
     ), sv, plan, spatial)
     return packed
-
-
-def _stats_flat_pass(xv: View, mode: int, outs: tuple, running: tuple, hilos: tuple, momentum_none: bool) -> None:
-    """The statistics of NCHW ``xv`` through the image-strided flat kernel and its merge launch
-    (``_bn_stats_flat_kernel``, ``_bn_stats_merge_kernel``; config.BN_STATS_FLAT), written as the merge's ``mode``
-    says: 1, ``outs[0]`` = [mean | M2 | count] (``stats``); 2, ``outs`` = the saved (shift, mean_rel, invstd) and
-    ``running`` = (running_mean, running_var, num_batches_tracked) updated when given (``forward_train``).
-    ``hilos``: (momentum, eps, count) as ``_hilo`` pairs."""
-    f = config.BN_STATS_FLAT
-    block, n, nb, nps, split, win = _image_shares(xv, f)
-    c, s = xv.c, xv.s
-    acc = _acc(xv.x.dtype)
-    third = split * nb * win
-    part = _scratch(3 * third, acc, xv.x.device)
-    s_, s_rt, s_mg = _spatial(xv)
-    _stats_flat((split * nb,), (xv.x, part, n, c, c * s, nb, nps, third, s_rt, s_mg), dict(
-        S=s_, IDX=_flat_idx(xv.x.numel(), block), ACC=_TL[acc], BLOCK=block, WIN=win, STAGES=f["stages"],
-    ), f["warps"], 1)
-    cb = min(256, _pow2(c))
-    update = running[0] is not None
-    _stats_merge((-(-c // cb),), (xv.x, part, *outs, *running, c, s, split, nb, third, (s - 1) // block + 2, *hilos),
-                 dict(CB=cb, BLOCK=block, WIN=win, ACC=_TL[acc], MODE=mode, UPDATE_RUNNING=update,
-                      MOMENTUM_NONE=update and momentum_none), 4, None)
 
 
 def apply(xv: View, y: torch.Tensor, z, weight, bias, mean, mrel, sd, *, is_var: bool, eps: float,
@@ -2080,29 +1952,20 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
                             eps=eps, fix_gamma=fix_gamma, relu=relu, keep=keep and mode == "sums")
 
 
-def _image_shares(xv: View, f: dict[str, int]) -> tuple[int, int, int, int, int, int]:
-    """How an image-strided kernel with settings ``f`` (config.BN_FROZEN_FLAT's keys) cuts NCHW ``xv`` -> (offsets a
-    block, images N, blocks NB an image, images a program, shares of the images, channel slots a block): as many
-    shares as make f["per_sm"] programs a multiprocessor, with at least f["images"] images a share where there are
-    as many. (Rounded up, a grid may run a little past one wave; rounded down, to at most one wave, it lost up to 10
-    points of copy: fewer bytes in flight, NOTES.md, session 30.)"""
-    block = f["block"]
-    c, s = xv.c, xv.s
-    n = xv.count // s
-    nb = -(-c * s // block)
-    shares = min(-(-_sms(xv) * f["per_sm"] // nb), max(1, n // f["images"]))
-    nps = -(-n // shares)  # images a program
-    return block, n, nb, nps, -(-n // nps), config.batch_norm_flat_window(c, s, False, block)
-
-
 def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,
                       fix_gamma: bool, relu: bool) -> torch.Tensor:
     """``backward("frozen", ...)`` (or "sums": ``dx`` None) over NCHW x through the image-strided flat kernel and its
     sums launch (``_bn_bwd_frozen_flat_kernel``, ``_bn_frozen_sums_kernel``; config.BN_FROZEN_FLAT) -> the sums
     [2, C]."""
     f = config.BN_FROZEN_FLAT
-    block, n, nb, nps, split, win = _image_shares(xv, f)
+    block = f["block"]
     c, s = xv.c, xv.s
+    n = xv.count // s
+    nb = -(-c * s // block)
+    shares = min(-(-_sms(xv) * f["per_sm"] // nb), max(1, n // f["images"]))
+    nps = -(-n // shares)  # images a program
+    split = -(-n // nps)
+    win = config.batch_norm_flat_window(c, s, False, block)
     acc = _acc(xv.x.dtype)
     half = split * nb * win
     part = _scratch(2 * half, acc, xv.x.device)

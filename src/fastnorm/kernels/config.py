@@ -630,12 +630,6 @@ BN_FROZEN_FLAT: dict[str, int] | None = {"min_numel": 1 << 20, "min_images": 32,
 #: 44.1 -> 50.3, bf16 32×512×28² 39.9 -> 43.2, 256×1024×14² 55.5 -> 55.7, fp32 256×256×28² 59.2 -> 59.5; bf16
 #: 256×64×56² (S = 3136) 56.6 -> 55.7, which the bound keeps on the tile pass (its tail kept in L2 for the dx pass).
 BN_SUMS_FLAT: int | None = 1024
-#: The training forward's statistics pass (its first launch of two; SyncBatchNorm's local statistics) over NCHW x as
-#: the image-strided flat kernel (``_bn_stats_flat_kernel``: a Welford state a lane, its channel's over a share of the
-#: images; then ``_bn_stats_merge_kernel`` merging the partials per channel), on the terms and with the keys of
-#: BN_FROZEN_FLAT, and for runs of at most "max_s" elements; None: the tile statistics pass everywhere.
-BN_STATS_FLAT: dict[str, int] | None = {"min_numel": 1 << 20, "min_images": 32, "images": 16, "block": 1024,
-                                        "warps": 4, "window": 256, "per_sm": 4, "stages": 3, "max_s": 1 << 30}
 #: The two-launch training forward's apply takes its chunks (flat blocks) from the tensor's end down
 #: (``kernels.batch_norm._pass_item``): the statistics pass's items end in their last images, so what it read last,
 #: still in L2, is read first. Measured (NOTES.md, session 24; CUDA-graph replays, training forward, % of copy):
@@ -738,20 +732,7 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, 
         return False
     if sums_only and (BN_SUMS_FLAT is None or s > BN_SUMS_FLAT):
         return False
-    return _image_strided(BN_FROZEN_FLAT, numel, c, s)
-
-
-def batch_norm_stats_flat(numel: int, x_size: int, flat: bool, c: int, s: int) -> bool:
-    """Whether the training forward's statistics over ``numel`` elements of ``x_size`` bytes (``flat``: channels-last
-    rows; ``c`` channels of runs of ``s``) take the image-strided flat kernel (BN_STATS_FLAT)."""
-    if BN_STATS_FLAT is None or flat or x_size not in (2, 4) or s > BN_STATS_FLAT["max_s"]:
-        return False
-    return _image_strided(BN_STATS_FLAT, numel, c, s)
-
-
-def _image_strided(f: dict[str, int], numel: int, c: int, s: int) -> bool:
-    """Whether NCHW x of ``numel`` elements, ``c`` channels of runs of ``s``, meets an image-strided kernel's settings
-    ``f``: its fewest elements and images, its most channel slots a block."""
+    f = BN_FROZEN_FLAT
     return (numel >= f["min_numel"] and numel // (c * s) >= f["min_images"]
             and batch_norm_flat_window(c, s, False, f["block"]) <= f["window"])
 
