@@ -144,7 +144,8 @@ def frozen_flat_everywhere() -> dict:
     warps), a program as few as one image."""
     from fastnorm.kernels import config
 
-    return {**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "images": 1, "block": 64, "warps": 2}
+    return {**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "images": 1, "block": 64, "warps": 2,
+            "min_per_sm": 0}
 
 
 def peer_buffers(c: int, world: int, device):

@@ -103,7 +103,8 @@ def _dx_passes(config) -> tuple:
 def _frozen_passes(config, stages: tuple[int, ...] = (1,)) -> tuple:
     """BN_FROZEN_FLAT's settings that take the frozen backward with parameter sums flat at every size and batch
     (pipelined each of ``stages`` deep), and tiled."""
-    return (*({**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "stages": k} for k in stages), None)
+    everywhere = {**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "min_per_sm": 0}
+    return (*({**everywhere, "stages": k} for k in stages), None)
 
 
 @contextlib.contextmanager

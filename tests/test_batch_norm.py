@@ -890,9 +890,18 @@ def test_dx_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dtype,
 
 def test_frozen_flat_rule(monkeypatch):
     """The frozen backward with parameter sums takes the image-strided flat kernel over NCHW x of 4-byte or 16-bit
-    elements from BN_FROZEN_FLAT's size and batch thresholds, within its window; never channels-last rows, nor with
-    it None."""
-    assert config.batch_norm_frozen_flat(1 << 30, 2, False, 2048, 49)
+    elements from BN_FROZEN_FLAT's size and batch thresholds, within its window, where its grid gives every
+    multiprocessor a program ("min_per_sm"); never channels-last rows, nor with it None. Its cut covers the images
+    in shares of at least "images" where there are as many."""
+    assert config.batch_norm_frozen_flat(1 << 30, 2, False, 2048, 49, 132)
+    assert config.batch_norm_frozen_flat(32 * 2048 * 49, 2, False, 2048, 49, 132)  # 98 blocks × 2 shares
+    assert not config.batch_norm_frozen_flat(32 * 256 * 196, 2, False, 256, 196, 132)  # 49 blocks × 2 shares
+    assert config.batch_norm_frozen_flat(32 * 256 * 196, 2, False, 256, 196, 98)
+    for n, c, s, sms in ((32, 256, 196, 132), (256, 64, 3136, 132), (128, 2048, 49, 132), (1000, 3, 5, 4)):
+        cut = config.batch_norm_image_shares(n, c, s, sms)
+        assert cut.blocks * cut.block >= c * s > (cut.blocks - 1) * cut.block
+        assert cut.per_program * cut.shares >= n > cut.per_program * (cut.shares - 1)
+        assert cut.per_program >= min(n, config.BN_FROZEN_FLAT["images"]), (n, c, s, cut)
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", {**config.BN_FROZEN_FLAT, "min_numel": 1 << 20, "min_images": 16,
                                                    "block": 256, "window": 64})
     for numel, size, flat, c, s, expected in (
@@ -900,15 +909,15 @@ def test_frozen_flat_rule(monkeypatch):
             (1 << 20, 4, False, 2048, 64, False),  # 8 images
             (1 << 20, 2, False, 2048, 32, True), (1 << 20, 2, True, 64, 1, False), (1 << 20, 4, True, 64, 1, False),
             (1 << 20, 8, False, 64, 49, False), (1 << 20, 4, False, 64, 4, False), (1 << 20, 4, False, 64, 5, True)):
-        assert config.batch_norm_frozen_flat(numel, size, flat, c, s) == expected, (numel, size, flat, c, s)
+        assert config.batch_norm_frozen_flat(numel, size, flat, c, s, 132) == expected, (numel, size, flat, c, s)
     monkeypatch.setattr(config, "BN_SUMS_FLAT", 32)  # the sums pass: runs of at most BN_SUMS_FLAT too
-    assert config.batch_norm_frozen_flat(1 << 20, 4, False, 2048, 32, sums_only=True)
-    assert not config.batch_norm_frozen_flat(1 << 20, 4, False, 1024, 33, sums_only=True)
-    assert config.batch_norm_frozen_flat(1 << 20, 4, False, 1024, 33)
+    assert config.batch_norm_frozen_flat(1 << 20, 4, False, 2048, 32, 132, sums_only=True)
+    assert not config.batch_norm_frozen_flat(1 << 20, 4, False, 1024, 33, 132, sums_only=True)
+    assert config.batch_norm_frozen_flat(1 << 20, 4, False, 1024, 33, 132)
     monkeypatch.setattr(config, "BN_SUMS_FLAT", None)
-    assert not config.batch_norm_frozen_flat(1 << 20, 4, False, 2048, 32, sums_only=True)
+    assert not config.batch_norm_frozen_flat(1 << 20, 4, False, 2048, 32, 132, sums_only=True)
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", None)
-    assert not config.batch_norm_frozen_flat(1 << 30, 4, False, 64, 3136)
+    assert not config.batch_norm_frozen_flat(1 << 30, 4, False, 64, 3136, 132)
 
 
 def _count_frozen_flat(monkeypatch, poison: bool = False) -> list:

@@ -1945,7 +1945,7 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
                     eps=eps, fix_gamma=fix_gamma, relu=relu)
         return sums
     if mode in ("frozen", "sums") and config.batch_norm_frozen_flat(
-            xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s, sums_only=mode == "sums"):
+            xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s, _sms(xv), sums_only=mode == "sums"):
         return _frozen_flat_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
                                  fix_gamma=fix_gamma, relu=relu)
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
@@ -1958,14 +1958,9 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
     sums launch (``_bn_bwd_frozen_flat_kernel``, ``_bn_frozen_sums_kernel``; config.BN_FROZEN_FLAT) -> the sums
     [2, C]."""
     f = config.BN_FROZEN_FLAT
-    block = f["block"]
     c, s = xv.c, xv.s
     n = xv.count // s
-    nb = -(-c * s // block)
-    shares = min(-(-_sms(xv) * f["per_sm"] // nb), max(1, n // f["images"]))
-    nps = -(-n // shares)  # images a program
-    split = -(-n // nps)
-    win = config.batch_norm_flat_window(c, s, False, block)
+    block, nb, nps, split, win = config.batch_norm_image_shares(n, c, s, _sms(xv))
     acc = _acc(xv.x.dtype)
     half = split * nb * win
     part = _scratch(2 * half, acc, xv.x.device)

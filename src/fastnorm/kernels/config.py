@@ -613,8 +613,11 @@ BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 #: "min_numel" elements and "min_images" images: blocks of "block" consecutive offsets of an image, "warps" warps a
 #: program, each program one block in a share of the images, as many shares as make "per_sm" programs a
 #: multiprocessor with at least "images" images a share (where there are as many), the loop over them pipelined
-#: "stages" deep; at most "window" channel slots a block. None: the one-pass tile kernel everywhere, which reads NCHW
-#: runs of odd length one element at a time where the flat form moves 16 bytes an access. Measured on the H200
+#: "stages" deep; at most "window" channel slots a block, and at least "min_per_sm" programs a multiprocessor (fewer
+#: lost, session 30: at 32×256×14², 98 programs on 132 SMs, the training backward's sums pass bf16 15.1 -> 12.6, fp32
+#: 23.9 -> 22.1, the frozen backward bf16 16 -> 15; from 32×2048×7², 196 programs, it gained or held). None: the
+#: one-pass tile kernel everywhere, which reads NCHW runs of odd length one element at a time where the flat form
+#: moves 16 bytes an access. Measured on the H200
 #: (NOTES.md, session 29, calls 4-5; bn_ab frozen_params, CUDA-graph replays, % of copy, tile -> as set): bf16
 #: 128×2048×7² 34.6 -> 56.8, 256×1024×14² 72.6 -> 85.0, 256×64×56² 82.2 -> 84.9, 32×512×28² 53.6 -> 59.6; fp32
 #: 128×2048×7² 52.0 -> 73.2, 256×256×28² 88.9 -> 92.2. Lost at small batches, which "min_images" keeps on the tile
@@ -622,7 +625,7 @@ BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 #: images). 8 programs an SM not pipelined: within a point of this at 14²-56², 2-4 below at 7²; 4 an SM not pipelined
 #: lost up to 12 (too few bytes in flight); 2048-offset blocks of 8 warps no better.
 BN_FROZEN_FLAT: dict[str, int] | None = {"min_numel": 1 << 20, "min_images": 32, "images": 16, "block": 1024,
-                                         "warps": 4, "window": 256, "per_sm": 4, "stages": 3}
+                                         "warps": 4, "window": 256, "per_sm": 4, "stages": 3, "min_per_sm": 1}
 #: The backward's sums pass (the two-launch training backward's first launch, SyncBatchNorm's local sums, the frozen
 #: backward with dγ, dβ and no dx) over NCHW x of runs of at most this many elements through the frozen flat kernel
 #: without its dx, on BN_FROZEN_FLAT's terms and plan; None: never. Measured on the H200 (NOTES.md, session 29, call
@@ -724,17 +727,43 @@ def batch_norm_dx_flat(numel: int, x_size: int, flat: bool, c: int, s: int, trai
             and batch_norm_flat_window(c, s, flat, block) <= max_window)
 
 
-def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, sums_only: bool = False) -> bool:
+class ImageShares(NamedTuple):
+    """How the image-strided frozen kernel cuts NCHW x (``batch_norm_image_shares``)."""
+
+    block: int  # image offsets a block
+    blocks: int  # blocks an image
+    per_program: int  # images a program
+    shares: int  # programs a block: shares of the images
+    window: int  # channel slots a block
+
+
+def batch_norm_image_shares(n: int, c: int, s: int, sms: int) -> ImageShares:
+    """BN_FROZEN_FLAT's cut of NCHW x of ``n`` images, ``c`` channels of runs of ``s``, on ``sms`` multiprocessors: as
+    many shares of the images as make "per_sm" programs a multiprocessor (rounded up: rounded down to at most one
+    wave, the frozen backward lost up to 10 points of copy, NOTES.md, session 30), with at least "images" images a
+    share where there are as many."""
+    f = BN_FROZEN_FLAT
+    block = f["block"]
+    blocks = _cdiv(c * s, block)
+    shares = min(_cdiv(sms * f["per_sm"], blocks), max(1, n // f["images"]))
+    per_program = _cdiv(n, shares)
+    return ImageShares(block, blocks, per_program, _cdiv(n, per_program), batch_norm_flat_window(c, s, False, block))
+
+
+def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, sms: int,
+                           sums_only: bool = False) -> bool:
     """Whether the frozen backward with parameter sums (``sums_only``: the sums pass, BN_SUMS_FLAT's runs) over
-    ``numel`` elements of ``x_size`` bytes (``flat``: channels-last rows; ``c`` channels of runs of ``s``) takes the
-    image-strided flat kernel (BN_FROZEN_FLAT)."""
+    ``numel`` elements of ``x_size`` bytes (``flat``: channels-last rows; ``c`` channels of runs of ``s``) on ``sms``
+    multiprocessors takes the image-strided flat kernel (BN_FROZEN_FLAT)."""
     if BN_FROZEN_FLAT is None or flat or x_size not in (2, 4):
         return False
     if sums_only and (BN_SUMS_FLAT is None or s > BN_SUMS_FLAT):
         return False
     f = BN_FROZEN_FLAT
-    return (numel >= f["min_numel"] and numel // (c * s) >= f["min_images"]
-            and batch_norm_flat_window(c, s, False, f["block"]) <= f["window"])
+    if numel < f["min_numel"] or numel // (c * s) < f["min_images"]:
+        return False
+    cut = batch_norm_image_shares(numel // (c * s), c, s, sms)
+    return cut.window <= f["window"] and cut.blocks * cut.shares >= f["min_per_sm"] * sms
 
 
 #: The reductions over NCHW x — the training forward's statistics (its first launch; SyncBatchNorm's statistics) and
