@@ -560,7 +560,8 @@ BN_NCHW_STREAM_MIN_CB = 4
 #: CUDA-graph replays, % of copy; 16 items an SM and 3 stages -> 8 / 3, 16 / 4, 8 / 4): bf16 channels-last 128×2048×7²
 #: 41.4 -> 48.7 / 42.8 / 49.3, fp32 channels-last 8×256×128² 75.2 -> 75.1 / 83.3 / 83.5, bf16 channels-last 56² 76.7
 #: -> 76.8 / 78.1 / 78.0, 256×1024×14² 72.4 -> 72.5 / 73.2 / 73.4, NCHW 8×256×128² 77.9 -> 78.0 / 78.6 / 78.4; bf16
-#: channels-last 8×256×128² 65.6 -> 65.5 / 63.7 / 63.7 (the 4 stages).
+#: channels-last 8×256×128² 65.6 -> 65.5 / 63.7 / 63.7 (the 4 stages). NCHW of few images (call 6, 16 / 3 -> 8 / 4):
+#: bf16 2×256×200×304 77.6 -> 74.7, 16×1024×14² 21.9 -> 20.8, 8×128×56² 27.6 -> 30.7, others within 0.3.
 BN_ITEMS_PER_SM = {"fused": 8, "stream": 16, "frozen": 8}
 #: (elements, items per SM): the one-pass kernels (evaluation forward, the apply, dx and frozen backward passes) over
 #: tensors this large cut this many items per SM instead. Measured on the H200 (NOTES.md, session 11): 32 items
