@@ -670,21 +670,17 @@ def test_frozen_plan_items(monkeypatch):
     """The frozen backward's one-pass plan ("frozen") is the one-pass "stream" plan with its own items per SM below
     BN_STREAM_LARGE[0] elements (more, smaller items where it asks for more), and the stream plan itself from there."""
     monkeypatch.setattr(config, "BN_ITEMS_PER_SM", {**config.BN_ITEMS_PER_SM, "frozen": 4 * config.BN_ITEMS_PER_SM[
-        "stream"]})
-    config.batch_norm_plan.cache_clear()
-    try:
-        for flat, c, v in ((True, 2048, 128 * 49), (True, 256, 8 * 784), (True, 256, 8 * 16384), (False, 2048, 8 * 49),
-                           (True, 64, 256 * 3136), (False, 64, 256 * 3136)):
-            frozen = config.batch_norm_plan(flat, c, v, 4, "frozen", "bwd", 132, 0)
-            stream = config.batch_norm_plan(flat, c, v, 4, "stream", "bwd", 132, 0)
-            large = c * v >= config.BN_STREAM_LARGE[0]
-            if large:
-                assert frozen == stream, (flat, c, v)
-            elif stream.vpi > stream.bs:  # (items of one tile cannot shrink)
-                assert frozen.split * -(-c // frozen.cb) > stream.split * -(-c // stream.cb), (flat, c, v)
-            assert frozen.split * frozen.vpi >= v > (frozen.split - 1) * frozen.vpi
-    finally:
-        config.batch_norm_plan.cache_clear()
+        "stream"]})  # (setting a config value drops its cached plans)
+    for flat, c, v in ((True, 2048, 128 * 49), (True, 256, 8 * 784), (True, 256, 8 * 16384), (False, 2048, 8 * 49),
+                       (True, 64, 256 * 3136), (False, 64, 256 * 3136)):
+        frozen = config.batch_norm_plan(flat, c, v, 4, "frozen", "bwd", 132, 0)
+        stream = config.batch_norm_plan(flat, c, v, 4, "stream", "bwd", 132, 0)
+        large = c * v >= config.BN_STREAM_LARGE[0]
+        if large:
+            assert frozen == stream, (flat, c, v)
+        elif stream.vpi > stream.bs:  # (items of one tile cannot shrink)
+            assert frozen.split * -(-c // frozen.cb) > stream.split * -(-c // stream.cb), (flat, c, v)
+        assert frozen.split * frozen.vpi >= v > (frozen.split - 1) * frozen.vpi
 
 
 def _record_plans(monkeypatch) -> list:

@@ -738,11 +738,12 @@ class ImageShares(NamedTuple):
     window: int  # channel slots a block
 
 
+@functools.cache
 def batch_norm_image_shares(n: int, c: int, s: int, sms: int) -> ImageShares:
     """BN_FROZEN_FLAT's cut of NCHW x of ``n`` images, ``c`` channels of runs of ``s``, on ``sms`` multiprocessors: as
     many shares of the images as make "per_sm" programs a multiprocessor (rounded up: rounded down to at most one
     wave, the frozen backward lost up to 10 points of copy, NOTES.md, session 30), with at least "images" images a
-    share where there are as many."""
+    share where there are as many. Cached: the rule and the pass both ask for it on every call."""
     f = BN_FROZEN_FLAT
     block = f["block"]
     blocks = _cdiv(c * s, block)
