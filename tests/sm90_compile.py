@@ -265,12 +265,19 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 _fwd_bwd(fastnorm.batch_norm, x, _meta(c), _meta(c), _meta(c, grad=True), _meta(c, grad=True),
                          training=True)
 
+    def merge_levels():  # C = 64 at 256×56²: merges of one level (NSUB = 1, constant-specialized), frozen included
+        for cl in (False, True):
+            x = _meta(256, 64, 56, 56, dtype=torch.bfloat16, grad=True, channels_last=cl)
+            w, b = _meta(64, grad=True), _meta(64, grad=True)
+            for training in (True, False):
+                _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=training)
+
     def big():  # 64-bit offsets (S = 99: the statistics pass's aligned rows too)
         for spatial in ((7, 7), (9, 11)):
             x = _meta(2**31 // (64 * math.prod(spatial)) + 1, 64, *spatial, dtype=torch.bfloat16, grad=True)
             w, b = _meta(64, grad=True), _meta(64, grad=True)
             _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=True)
-    return cases + [spatial_argument, whole_channels, big]
+    return cases + [spatial_argument, whole_channels, merge_levels, big]
 
 
 def _stage_cases() -> list:

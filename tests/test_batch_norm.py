@@ -512,6 +512,33 @@ def test_many_items_groups_subgroups(small_plans, shared_counters, monkeypatch, 
     assert len(sizes) == 4 and not shared.any()  # training fwd, bwd; frozen bwd; statistics
 
 
+@pytest.mark.parametrize("msub,split_one", [(64, False), (2, True)])
+def test_merge_levels_a_channel_block_skips(small_plans, shared_counters, monkeypatch, msub, split_one, device):
+    """The reductions' merge hierarchy where levels change nothing: channel blocks of several items in one
+    sub-group (NSUB = 1: the sub-group's merge is final, no second arrival) and channel blocks of one item
+    (SPLIT = 1: the item's own statistics and sums, no partials or arrivals) — against the float64 reference,
+    every launch leaving the shared counters zeroed; the plans checked to take the level meant."""
+    monkeypatch.setattr(config, "BN_MSUB", msub)
+    if split_one:  # a wave of one item on one multiprocessor: one item a channel block
+        monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
+        monkeypatch.setattr(config, "BN_SUMS_WAVE", 1)
+        monkeypatch.setattr(config, "multiprocessor_count", lambda device_index: 1)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    shared, _ = shared_counters
+    for shape, cl in (((6, 5, 3, 7), False), ((6, 5, 3, 7), True), ((23, 9), False)):
+        x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+        xv = K.view(x.detach())
+        plans = (K._plan(xv, 4, "fused", "fwd"), K._plan(xv, 8, "sums", "bwd"))
+        for plan in plans:
+            assert (plan.split == 1) if split_one else (1 < plan.split <= plan.msub and plan.nsub == 1), plan
+        _check_bn(x, w, b, rm, rv, training=True, activation="relu")
+        mean, m2 = fastnorm.ops.batch_norm.local_stats(x.detach())
+        _, rmean, rm2 = ref.shard_stats(to_np64(x))
+        assert_close("mean", mean, rmean, torch.float32)
+        assert_close("m2", m2, rm2, torch.float32)
+        assert not shared.any()
+
+
 @pytest.mark.parametrize("fused", [True, False])
 def test_channel_groups_past_the_channels(small_plans, shared_counters, monkeypatch, fused, device):
     """Groups of channel blocks that overrun the channels (7 channels, groups of 2-6 blocks): the items of the
@@ -1644,3 +1671,4 @@ def test_replayed_calls_match_the_reference(monkeypatch, cl, training, train_pat
     torch.cuda.synchronize()
     # the replays left the shared counters at 0
     assert all(not buf.any() for key, buf in SYNC_BUFFERS.items() if key[2] == "counters")
+

@@ -406,7 +406,9 @@ def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.const
 @triton.jit
 def _sum_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constexpr, CB: tl.constexpr,
                   ACC: tl.constexpr):
-    """Sum partials [a, b] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1): fixed tree."""
+    """Sum partials [a, b] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1): fixed tree; masked channels 0.
+    (The final select gives the loop's sums one use each: Triton 3.6's TritonGPUOptimizeThreadLocality asserts that
+    of a loop whose reductions it moves, and the sums feed several stores.)"""
     sa = tl.zeros([CB], ACC)
     sb = tl.zeros([CB], ACC)
     js = tl.arange(0, MS)
@@ -416,7 +418,7 @@ def _sum_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constex
         p = part_ptr + c[:, None] * stride_c + j[None, :]
         sa += tl.sum(tl.load(p, mask=m, other=0.0, cache_modifier=".cg"), 1)
         sb += tl.sum(tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg"), 1)
-    return sa, sb
+    return tl.where(cmask, sa, 0.0), tl.where(cmask, sb, 0.0)
 
 
 @triton.jit
@@ -582,7 +584,9 @@ def _bn_fwd_fused_kernel(
     offset 3·C·SPLIT (per sub-group of MSUB chunks). sync_ptr: the zeroed int32 counters of
     ``_sync_counters`` (left zeroed at the end). The last
     item of a sub-group merges it; the last sub-group of a channel block writes the block's final
-    statistics (and running statistics); the last block of a group raises the group's ready flag.
+    statistics (and running statistics); the last block of a group raises the group's ready flag. A channel block
+    of one item (SPLIT = 1) writes its own statistics, and one of a single sub-group (NSUB = 1) takes the
+    sub-group's merge as final: no partials, arrivals or merges that would change nothing.
     """
     tl.static_assert(AL == 0 or MODE != 0, "aligned rows: not where the apply items share the statistics' extents")
     K = NCB_G * SPLIT
@@ -600,31 +604,40 @@ def _bn_fwd_fused_kernel(
         shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
         cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, KEEPV, IDX, S, S_RT, S_MG, FLAT, L, AL, CB,
                                     BS, STAGES, KEEP, ACC)
-        _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, cnt, mean, m2)
-        jj = j // MSUB
-        j0 = jj * MSUB
-        j1 = tl.minimum(j0 + MSUB, SPLIT)
-        if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
-            # Last item of the sub-group: merge its partials into one (fixed shapes and order).
-            sn_, sm_, sq_ = _merge_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
-            _store_partial(p2_ptr + c * NSUB + jj, C * NSUB, cmask, sn_, sm_, sq_)
-            if _arrive(blk_ptr + cb, NSUB):
-                # Last sub-group of the channel block: its final statistics.
-                _, fmean, fm2 = _merge_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
-                if STATS_ONLY:
-                    tl.store(out_a_ptr + c, (shift + fmean).to(out_a_ptr.dtype.element_ty), mask=cmask)
-                    tl.store(out_a_ptr + C + c, fm2.to(out_a_ptr.dtype.element_ty), mask=cmask)
-                    if cb == 0:
-                        tl.store(out_a_ptr + 2 * C, _hl(cnt_hi, cnt_lo, ACC).to(out_a_ptr.dtype.element_ty))
-                else:
-                    count = _hl(cnt_hi, cnt_lo, ACC)
-                    var = fm2 / count
-                    _save_batch_stats(out_a_ptr, out_b_ptr, out_c_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, fmean,
-                                      _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, mom_hi, mom_lo, ACC,
-                                      UPDATE_RUNNING, MOMENTUM_NONE)
-                    if MODE == 0:
-                        if _arrive(grp_ptr + g, NCB_G):
-                            tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+        # The channel block's statistics: the item's own where the block is one item; else the last item of a
+        # sub-group merges its partials (fixed shapes and order), and where there are several sub-groups the last
+        # of them merges theirs. Each level is an arrival and a merge on the launch's critical path.
+        fmean = mean
+        fm2 = m2
+        last = SPLIT == 1
+        if SPLIT > 1:
+            _store_partial(part_ptr + c * SPLIT + j, C * SPLIT, cmask, cnt, mean, m2)
+            jj = j // MSUB
+            j0 = jj * MSUB
+            j1 = tl.minimum(j0 + MSUB, SPLIT)
+            if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
+                sn_, fmean, fm2 = _merge_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
+                last = NSUB == 1
+                if NSUB > 1:
+                    _store_partial(p2_ptr + c * NSUB + jj, C * NSUB, cmask, sn_, fmean, fm2)
+                    last = _arrive(blk_ptr + cb, NSUB)
+                    if last:
+                        _, fmean, fm2 = _merge_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
+        if last:
+            if STATS_ONLY:
+                tl.store(out_a_ptr + c, (shift + fmean).to(out_a_ptr.dtype.element_ty), mask=cmask)
+                tl.store(out_a_ptr + C + c, fm2.to(out_a_ptr.dtype.element_ty), mask=cmask)
+                if cb == 0:
+                    tl.store(out_a_ptr + 2 * C, _hl(cnt_hi, cnt_lo, ACC).to(out_a_ptr.dtype.element_ty))
+            else:
+                count = _hl(cnt_hi, cnt_lo, ACC)
+                var = fm2 / count
+                _save_batch_stats(out_a_ptr, out_b_ptr, out_c_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, fmean,
+                                  _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, mom_hi, mom_lo, ACC,
+                                  UPDATE_RUNNING, MOMENTUM_NONE)
+                if MODE == 0:
+                    if _arrive(grp_ptr + g, NCB_G):
+                        tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
     elif MODE == 0:
         _pass_ready(ready_ptr, G, g, K)
         shift = tl.load(out_a_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg")
@@ -984,6 +997,30 @@ def _store_param_grads(dw_ptr, db_ptr, c, cmask, sg, sgx, FIX_GAMMA: tl.constexp
         tl.store(dw_ptr + c, sgx.to(dw_ptr.dtype.element_ty), mask=cmask)
 
 
+@triton.jit
+def _block_sums(fa, fb, c, cmask, g, C, G, NCB_G, sums_ptr, own_ptr, dw_ptr, db_ptr, grp_ptr, ready_ptr, done_ptr,
+                peers_ptr, flags_ptr, rank, R, FLAGS, half, e, MODE: tl.constexpr, PEERS: tl.constexpr,
+                FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr, XB: tl.constexpr,
+                TIMEOUT_NS: tl.constexpr, ACC: tl.constexpr):
+    """``_bn_bwd_fused_kernel``'s end of a channel block's sums (Σg, Σg·x̂) = (fa, fb): stored (to this rank's
+    symmetric buffer with PEERS), dγ and dβ written as asked; in the one-launch backward (MODE 0) the last block of
+    group g releases the group's dx items, or with PEERS the last group starts the exchange of the ranks' sums."""
+    if PEERS:
+        tl.store(own_ptr + c, fa, mask=cmask)
+        tl.store(own_ptr + C + c, fb, mask=cmask)
+    else:
+        tl.store(sums_ptr + c, fa, mask=cmask)
+        tl.store(sums_ptr + C + c, fb, mask=cmask)
+    _store_param_grads(dw_ptr, db_ptr, c, cmask, fa, fb, FIX_GAMMA, WRITE_DW, WRITE_DB)
+    if MODE == 0:
+        if _arrive(grp_ptr + g, NCB_G):
+            if PEERS:
+                if _arrive(done_ptr, G):  # the last group: all of this rank's sums are in
+                    _add_peer_sums(peers_ptr, flags_ptr, sums_ptr, rank, R, FLAGS, half, C, e, XB, TIMEOUT_NS, ACC)
+            else:
+                tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+
+
 @triton.jit(do_not_specialize=["S_MG", "KEEPV"])
 def _bn_bwd_fused_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
@@ -1026,6 +1063,10 @@ def _bn_bwd_fused_kernel(
         e = _epoch(flags_ptr, R, 1)
         half = SUMS_AT + (e & 1) * 2 * C  # this epoch's half of every rank's sums
         own_ptr = _peer(peers_ptr, rank, tl.float32) + half
+    else:
+        e = 0
+        half = 0
+        own_ptr = sums_ptr
     if MODE == 0:
         kind, g, i = _schedule(_take_ticket(sync_ptr), G, K, LAG)
     else:
@@ -1050,34 +1091,34 @@ def _bn_bwd_fused_kernel(
             sg, sgx = _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k1, k1,
                                  v0, v1, C, KEEPV, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, True, False,
                                  False, False, KEEP, ACC)
-        p = part_ptr + c * SPLIT + j
-        tl.store(p, sg, mask=cmask)
-        tl.store(p + C * SPLIT, sgx, mask=cmask)
-        jj = j // MSUB
-        j0 = jj * MSUB
-        j1 = tl.minimum(j0 + MSUB, SPLIT)
-        if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
-            a, b = _sum_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
-            q = p2_ptr + c * NSUB + jj
-            tl.store(q, a, mask=cmask)
-            tl.store(q + C * NSUB, b, mask=cmask)
-            if _arrive(blk_ptr + cb, NSUB):
-                fa, fb = _sum_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
-                if PEERS:
-                    tl.store(own_ptr + c, fa, mask=cmask)
-                    tl.store(own_ptr + C + c, fb, mask=cmask)
+        # The channel block's sums, as the forward's statistics: the item's own where the block is one item, else
+        # one or two levels of merges.
+        if SPLIT == 1:
+            _block_sums(sg, sgx, c, cmask, g, C, G, NCB_G, sums_ptr, own_ptr, dw_ptr, db_ptr, grp_ptr, ready_ptr,
+                        done_ptr, peers_ptr, flags_ptr, rank, R, FLAGS, half, e, MODE, PEERS, FIX_GAMMA, WRITE_DW,
+                        WRITE_DB, XB, TIMEOUT_NS, ACC)
+        else:
+            p = part_ptr + c * SPLIT + j
+            tl.store(p, sg, mask=cmask)
+            tl.store(p + C * SPLIT, sgx, mask=cmask)
+            jj = j // MSUB
+            j0 = jj * MSUB
+            j1 = tl.minimum(j0 + MSUB, SPLIT)
+            if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
+                a, b = _sum_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
+                if NSUB == 1:
+                    _block_sums(a, b, c, cmask, g, C, G, NCB_G, sums_ptr, own_ptr, dw_ptr, db_ptr, grp_ptr,
+                                ready_ptr, done_ptr, peers_ptr, flags_ptr, rank, R, FLAGS, half, e, MODE, PEERS,
+                                FIX_GAMMA, WRITE_DW, WRITE_DB, XB, TIMEOUT_NS, ACC)
                 else:
-                    tl.store(sums_ptr + c, fa, mask=cmask)
-                    tl.store(sums_ptr + C + c, fb, mask=cmask)
-                _store_param_grads(dw_ptr, db_ptr, c, cmask, fa, fb, FIX_GAMMA, WRITE_DW, WRITE_DB)
-                if MODE == 0:
-                    if _arrive(grp_ptr + g, NCB_G):
-                        if PEERS:
-                            if _arrive(done_ptr, G):  # the last group: all of this rank's sums are in
-                                _add_peer_sums(peers_ptr, flags_ptr, sums_ptr, rank, R, FLAGS, half, C, e, XB,
-                                               TIMEOUT_NS, ACC)
-                        else:
-                            tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
+                    q = p2_ptr + c * NSUB + jj
+                    tl.store(q, a, mask=cmask)
+                    tl.store(q + C * NSUB, b, mask=cmask)
+                    if _arrive(blk_ptr + cb, NSUB):
+                        fa, fb = _sum_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
+                        _block_sums(fa, fb, c, cmask, g, C, G, NCB_G, sums_ptr, own_ptr, dw_ptr, db_ptr, grp_ptr,
+                                    ready_ptr, done_ptr, peers_ptr, flags_ptr, rank, R, FLAGS, half, e, MODE, PEERS,
+                                    FIX_GAMMA, WRITE_DW, WRITE_DB, XB, TIMEOUT_NS, ACC)
     elif MODE == 0:
         if PEERS:
             _wait_collected(flags_ptr, R, e, 1)
