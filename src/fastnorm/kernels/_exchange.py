@@ -10,6 +10,8 @@ rows' tag words are the exception (:func:`tag_words`).
 
 from __future__ import annotations
 
+import threading
+
 import torch
 import triton
 import triton.language as tl
@@ -51,6 +53,14 @@ def gather(count_ptr, expected):
 
 #: The per-stream buffers of the eager launches, by (device, stream, pool) (see ``zeroed_counters``, ``tag_words``).
 SYNC_BUFFERS: dict[tuple, torch.Tensor] = {}
+#: Values set aside, zeroed, per device and pool for launches captured in CUDA graphs (``_captured_buffer``), made
+#: beside a pool's first stream buffer on the device. 4 MiB of counters: a BatchNorm launch takes ~100-10^4.
+CAPTURE_RESERVE = {"counters": 1 << 20, "split rows": 1 << 16}
+#: The reserves, by (device, pool): [the zeroed buffer, the first value not given out yet].
+RESERVES: dict[tuple, list] = {}
+#: Slices of a reserve start at multiples of this many values (128-byte lines apart at least).
+_RESERVE_ALIGN = 32
+_reserve_lock = threading.Lock()
 
 
 def zeroed_counters(n: int, device: torch.device) -> torch.Tensor:
@@ -71,14 +81,35 @@ def _stream_buffer(n: int, device: torch.device, dtype: torch.dtype, pool: str) 
     Launches on one stream run one after another, so eager launches on a CUDA stream share one buffer per pool
     (a new zeroed one when a launch needs more): no allocation and no zero-fill launch per call. A call replayed by
     ``_replay`` keeps the buffer it was recorded with, which may since have been replaced: each buffer's launches
-    stay in stream order, so each is consistent on its own. Under CUDA-graph
-    capture (the graph may be replayed on another stream) and on the CPU (the interpreter) each launch gets a fresh
-    zeroed buffer."""
-    if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
+    stay in stream order, so each is consistent on its own. A launch captured in a CUDA graph gets values of its
+    own (``_captured_buffer``: the graph may be replayed on another stream); on the CPU (the interpreter) each
+    launch gets a fresh zeroed buffer."""
+    if device.type != "cuda":
         return torch.zeros(n, dtype=dtype, device=device)
     index = device.index if device.index is not None else torch.cuda.current_device()
+    if torch.cuda.is_current_stream_capturing():
+        return _captured_buffer(n, device, index, dtype, pool)
     key = (index, torch._C._cuda_getCurrentRawStream(index), pool)
     buf = SYNC_BUFFERS.get(key)
     if buf is None or buf.numel() < n:
         buf = SYNC_BUFFERS[key] = torch.zeros(max(n, 4096), dtype=dtype, device=device)
+        with _reserve_lock:
+            if (index, pool) not in RESERVES:
+                RESERVES[index, pool] = [torch.zeros(CAPTURE_RESERVE[pool], dtype=dtype, device=device), 0]
     return scratch(buf, keep=True)
+
+
+def _captured_buffer(n: int, device: torch.device, index: int, dtype: torch.dtype, pool: str) -> torch.Tensor:
+    """``n`` zeroed values for a launch being captured in a CUDA graph: a slice of the device's reserve for the
+    pool, zeroed when the reserve was made, outside any capture, so that the graph holds no fill of its own
+    before the launch (a node of ~1-2 µs in every replay). Slices are never given back (a graph may be replayed as
+    long as it lives) and the launches leave counters at 0, so every replay finds its own zeroed. Where there is no
+    reserve yet (nothing ran on the device outside a capture) or it is spent, a zeroed buffer of the graph's own:
+    a fill node, as every captured launch had before."""
+    with _reserve_lock:
+        entry = RESERVES.get((index, pool))
+        if entry is not None and entry[0].dtype == dtype and entry[1] + n <= entry[0].numel():
+            start = entry[1]
+            entry[1] = -(-(start + n) // _RESERVE_ALIGN) * _RESERVE_ALIGN
+            return entry[0][start:start + n]
+    return torch.zeros(n, dtype=dtype, device=device)
