@@ -512,18 +512,20 @@ def test_many_items_groups_subgroups(small_plans, shared_counters, monkeypatch, 
     assert len(sizes) == 4 and not shared.any()  # training fwd, bwd; frozen bwd; statistics
 
 
+@pytest.mark.parametrize("fused", [False, True])
 @pytest.mark.parametrize("msub,split_one", [(64, False), (2, True)])
-def test_merge_levels_a_channel_block_skips(small_plans, shared_counters, monkeypatch, msub, split_one, device):
+def test_merge_levels_a_channel_block_skips(small_plans, shared_counters, monkeypatch, msub, split_one, fused, device):
     """The reductions' merge hierarchy where levels change nothing: channel blocks of several items in one
     sub-group (NSUB = 1: the sub-group's merge is final, no second arrival) and channel blocks of one item
     (SPLIT = 1: the item's own statistics and sums, no partials or arrivals) — against the float64 reference,
-    every launch leaving the shared counters zeroed; the plans checked to take the level meant."""
+    every launch leaving the shared counters zeroed, in two launches and in the one-launch schedules (whose
+    apply and dx items wait for the blocks' group flags); the plans checked to take the level meant."""
     monkeypatch.setattr(config, "BN_MSUB", msub)
     if split_one:  # a wave of one item on one multiprocessor: one item a channel block
         monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
         monkeypatch.setattr(config, "BN_SUMS_WAVE", 1)
         monkeypatch.setattr(config, "multiprocessor_count", lambda device_index: 1)
-    monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_TRAIN_FUSED", fused)
     shared, _ = shared_counters
     for shape, cl in (((6, 5, 3, 7), False), ((6, 5, 3, 7), True), ((23, 9), False)):
         x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
@@ -1695,14 +1697,23 @@ def test_captured_launches_take_reserved_counters(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("shape,cl", [((32, 64, 56, 56), True), ((32, 64, 56, 56), False), ((16, 1024, 14, 14), False)])
+@pytest.mark.parametrize("shape,cl", [((32, 64, 56, 56), True), ((32, 64, 56, 56), False), ((32, 1024, 14, 14), False)])
 def test_training_step_in_a_cuda_graph(monkeypatch, shape, cl):
-    """A bf16 training forward and backward captured in a CUDA graph (channel blocks of several sub-groups, of
-    one, of one item): each replay on new inputs gives bitwise the eager result on the same inputs and running
-    statistics; the captured launches took their counters from the reserve (the graph fills none); a capture with
-    the reserve spent gets counters of its own and is right too."""
+    """A bf16 training forward (two launches) and backward captured in a CUDA graph (channel blocks of several
+    sub-groups, of one, of one item): each replay on new inputs gives bitwise the eager result on the same inputs and
+    running statistics; every captured launch took its counters from the reserve (the graph fills none); a capture
+    with the reserve spent gets counters of its own and is right too."""
     from fastnorm.kernels import _exchange as X
 
+    monkeypatch.setattr(config, "BN_RESIDENT", False)  # the statistics launch whose plan is checked below
+    captured = []
+    take = X._captured_buffer
+
+    def recorded(*args):
+        captured.append(take(*args))
+        return captured[-1]
+
+    monkeypatch.setattr(X, "_captured_buffer", recorded)
     x0, w, b, rm, rv = _make(shape, cl, torch.bfloat16, "cuda", seed=1)
     rm_eager, rv_eager = rm.clone(), rv.clone()
     xv = K.view(x0.detach())
@@ -1726,9 +1737,11 @@ def test_training_step_in_a_cuda_graph(monkeypatch, shape, cl):
             monkeypatch.setitem(X.RESERVES, (0, "counters"), [X.RESERVES[0, "counters"][0], 1 << 40])
         entry = X.RESERVES[0, "counters"]
         first = entry[1]
+        captured.clear()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             static_out = step(static_x, static_dy, rm, rv)
+        assert len(captured) >= 2 and all((t._base is None) == spent for t in captured)
         assert (entry[1] == first) if spent else (entry[1] > first)
         for r in range(3):
             x = torch.randn_like(static_x).mul_(2).add_(r).requires_grad_(True)

@@ -86,8 +86,14 @@ def _stream_buffer(n: int, device: torch.device, dtype: torch.dtype, pool: str) 
     launch gets a fresh zeroed buffer."""
     if device.type != "cuda":
         return torch.zeros(n, dtype=dtype, device=device)
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    if torch.cuda.is_current_stream_capturing():
+    current = torch.cuda.current_device()
+    index = device.index if device.index is not None else current
+    if index == current:
+        capturing = torch.cuda.is_current_stream_capturing()
+    else:  # the launch's device, not the current one, is what may be capturing
+        with torch.cuda.device(index):
+            capturing = torch.cuda.is_current_stream_capturing()
+    if capturing:
         return _captured_buffer(n, device, index, dtype, pool)
     key = (index, torch._C._cuda_getCurrentRawStream(index), pool)
     buf = SYNC_BUFFERS.get(key)
