@@ -997,30 +997,6 @@ def _store_param_grads(dw_ptr, db_ptr, c, cmask, sg, sgx, FIX_GAMMA: tl.constexp
         tl.store(dw_ptr + c, sgx.to(dw_ptr.dtype.element_ty), mask=cmask)
 
 
-@triton.jit
-def _block_sums(fa, fb, c, cmask, g, C, G, NCB_G, sums_ptr, own_ptr, dw_ptr, db_ptr, grp_ptr, ready_ptr, done_ptr,
-                peers_ptr, flags_ptr, rank, R, FLAGS, half, e, MODE: tl.constexpr, PEERS: tl.constexpr,
-                FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr, XB: tl.constexpr,
-                TIMEOUT_NS: tl.constexpr, ACC: tl.constexpr):
-    """``_bn_bwd_fused_kernel``'s end of a channel block's sums (Σg, Σg·x̂) = (fa, fb): stored (to this rank's
-    symmetric buffer with PEERS), dγ and dβ written as asked; in the one-launch backward (MODE 0) the last block of
-    group g releases the group's dx items, or with PEERS the last group starts the exchange of the ranks' sums."""
-    if PEERS:
-        tl.store(own_ptr + c, fa, mask=cmask)
-        tl.store(own_ptr + C + c, fb, mask=cmask)
-    else:
-        tl.store(sums_ptr + c, fa, mask=cmask)
-        tl.store(sums_ptr + C + c, fb, mask=cmask)
-    _store_param_grads(dw_ptr, db_ptr, c, cmask, fa, fb, FIX_GAMMA, WRITE_DW, WRITE_DB)
-    if MODE == 0:
-        if _arrive(grp_ptr + g, NCB_G):
-            if PEERS:
-                if _arrive(done_ptr, G):  # the last group: all of this rank's sums are in
-                    _add_peer_sums(peers_ptr, flags_ptr, sums_ptr, rank, R, FLAGS, half, C, e, XB, TIMEOUT_NS, ACC)
-            else:
-                tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
-
-
 @triton.jit(do_not_specialize=["S_MG", "KEEPV"])
 def _bn_bwd_fused_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr,
@@ -1063,10 +1039,6 @@ def _bn_bwd_fused_kernel(
         e = _epoch(flags_ptr, R, 1)
         half = SUMS_AT + (e & 1) * 2 * C  # this epoch's half of every rank's sums
         own_ptr = _peer(peers_ptr, rank, tl.float32) + half
-    else:
-        e = 0
-        half = 0
-        own_ptr = sums_ptr
     if MODE == 0:
         kind, g, i = _schedule(_take_ticket(sync_ptr), G, K, LAG)
     else:
@@ -1093,11 +1065,10 @@ def _bn_bwd_fused_kernel(
                                  False, False, KEEP, ACC)
         # The channel block's sums, as the forward's statistics: the item's own where the block is one item, else
         # one or two levels of merges.
-        if SPLIT == 1:
-            _block_sums(sg, sgx, c, cmask, g, C, G, NCB_G, sums_ptr, own_ptr, dw_ptr, db_ptr, grp_ptr, ready_ptr,
-                        done_ptr, peers_ptr, flags_ptr, rank, R, FLAGS, half, e, MODE, PEERS, FIX_GAMMA, WRITE_DW,
-                        WRITE_DB, XB, TIMEOUT_NS, ACC)
-        else:
+        fa = sg
+        fb = sgx
+        last = SPLIT == 1
+        if SPLIT > 1:
             p = part_ptr + c * SPLIT + j
             tl.store(p, sg, mask=cmask)
             tl.store(p + C * SPLIT, sgx, mask=cmask)
@@ -1105,20 +1076,31 @@ def _bn_bwd_fused_kernel(
             j0 = jj * MSUB
             j1 = tl.minimum(j0 + MSUB, SPLIT)
             if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):
-                a, b = _sum_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
-                if NSUB == 1:
-                    _block_sums(a, b, c, cmask, g, C, G, NCB_G, sums_ptr, own_ptr, dw_ptr, db_ptr, grp_ptr,
-                                ready_ptr, done_ptr, peers_ptr, flags_ptr, rank, R, FLAGS, half, e, MODE, PEERS,
-                                FIX_GAMMA, WRITE_DW, WRITE_DB, XB, TIMEOUT_NS, ACC)
-                else:
+                fa, fb = _sum_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)
+                last = NSUB == 1
+                if NSUB > 1:
                     q = p2_ptr + c * NSUB + jj
-                    tl.store(q, a, mask=cmask)
-                    tl.store(q + C * NSUB, b, mask=cmask)
-                    if _arrive(blk_ptr + cb, NSUB):
+                    tl.store(q, fa, mask=cmask)
+                    tl.store(q + C * NSUB, fb, mask=cmask)
+                    last = _arrive(blk_ptr + cb, NSUB)
+                    if last:
                         fa, fb = _sum_partials(p2_ptr, c, cmask, 0, NSUB, C * NSUB, NSUB, MS, CB, ACC)
-                        _block_sums(fa, fb, c, cmask, g, C, G, NCB_G, sums_ptr, own_ptr, dw_ptr, db_ptr, grp_ptr,
-                                    ready_ptr, done_ptr, peers_ptr, flags_ptr, rank, R, FLAGS, half, e, MODE, PEERS,
-                                    FIX_GAMMA, WRITE_DW, WRITE_DB, XB, TIMEOUT_NS, ACC)
+        if last:
+            if PEERS:
+                tl.store(own_ptr + c, fa, mask=cmask)
+                tl.store(own_ptr + C + c, fb, mask=cmask)
+            else:
+                tl.store(sums_ptr + c, fa, mask=cmask)
+                tl.store(sums_ptr + C + c, fb, mask=cmask)
+            _store_param_grads(dw_ptr, db_ptr, c, cmask, fa, fb, FIX_GAMMA, WRITE_DW, WRITE_DB)
+            if MODE == 0:
+                if _arrive(grp_ptr + g, NCB_G):
+                    if PEERS:
+                        if _arrive(done_ptr, G):  # the last group: all of this rank's sums are in
+                            _add_peer_sums(peers_ptr, flags_ptr, sums_ptr, rank, R, FLAGS, half, C, e, XB,
+                                           TIMEOUT_NS, ACC)
+                    else:
+                        tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
     elif MODE == 0:
         if PEERS:
             _wait_collected(flags_ptr, R, e, 1)

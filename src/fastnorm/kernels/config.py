@@ -615,8 +615,8 @@ BN_DX_FLAT: tuple[int, int, int, int] | None = (1 << 20, 1024, 4, 256)
 #: program, each program one block in a share of the images, as many shares as make "per_sm" programs a
 #: multiprocessor with at least "images" images a share (where there are as many), the loop over them pipelined
 #: "stages" deep; at most "window" channel slots a block, and at least "min_per_sm" programs a multiprocessor (fewer
-#: lost, session 30: at 32×256×14², 98 programs on 132 SMs, the training backward's sums pass bf16 15.1 -> 12.6, fp32
-#: 23.9 -> 22.1, the frozen backward bf16 16 -> 15; from 32×2048×7², 196 programs, it gained or held). None: the
+#: lost, session 30, call 7: at 32×256×14², 98 programs on 132 SMs, the training backward bf16 14.9 -> 12.6, fp32
+#: 23.9 -> 22.2, the frozen backward bf16 16.2 -> 14.6; 32×2048×7², 196 programs, within 0.4). None: the
 #: one-pass tile kernel everywhere, which reads NCHW runs of odd length one element at a time where the flat form
 #: moves 16 bytes an access. Measured on the H200
 #: (NOTES.md, session 29, calls 4-5; bn_ab frozen_params, CUDA-graph replays, % of copy, tile -> as set): bf16
