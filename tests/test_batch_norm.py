@@ -1741,7 +1741,9 @@ def test_training_step_in_a_cuda_graph(monkeypatch, shape, cl):
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             static_out = step(static_x, static_dy, rm, rv)
-        assert len(captured) >= 2 and all((t._base is None) == spent for t in captured)
+        # the statistics launch's counters, and the sums launch's unless the sums take the image-strided pass
+        # (config.BN_FROZEN_FLAT: no counters; at 32×1024×14²)
+        assert captured and all((t._base is None) == spent for t in captured)
         assert (entry[1] == first) if spent else (entry[1] > first)
         for r in range(3):
             x = torch.randn_like(static_x).mul_(2).add_(r).requires_grad_(True)

@@ -668,9 +668,13 @@ BN_STATS_WAVE = 4
 #: 60.1 -> 60.8, 128² 56.5 -> 58.2, 7² 50.6 -> 52.7; NCHW bf16 56² 58.2 -> 58.2, 14² 56.5 -> 57.3, 32×512×28² 40.8 ->
 #: 44.4, fp32 28² 62.1 -> 62.7, 32×512×28² 50.2 -> 51.9; the row layout lost (bf16 128×2048×7² 39.9 -> 33.8: its
 #: channel blocks grow to fit fewer items) and keeps 4; 1 item or 3 were lower. Not measured: SyncBatchNorm's
-#: statistics and the one-launch forward, which take the same plan. An override of BN_STATS_WAVE (a test, a tuning
-#: script) holds on such a device only with this table cleared too (``BN_STATS_WAVE_BY_DEVICE={}``; the tests do).
-BN_STATS_WAVE_BY_DEVICE: dict[str, dict[str, int]] = {"H100 80GB HBM3": {"flat": 2, "runs": 2}}
+#: statistics and the one-launch forward, which take the same plan. On the H200 (session 32, call 4; CUDA-graph
+#: replays, % of copy, 2 rounds, 4 -> 2 items), channels-last: statistics bf16 56² 46.1 -> 48.5, 256×256×28² 41.8 ->
+#: 50.2, 128×2048×7² 26.8 -> 27.2, fp32 8×256×128² 58.5 -> 63.7; training forward 48.3 -> 49.2, 46.1 -> 50.0, 32.8 ->
+#: 32.9, 54.8 -> 56.6; NCHW lost (training forward 56² 56.1 -> 55.2, 14² 55.2 -> 54.0) and keeps 4. An override of
+#: BN_STATS_WAVE (a test, a tuning script) holds on such a device only with this table cleared too
+#: (``BN_STATS_WAVE_BY_DEVICE={}``; the tests do).
+BN_STATS_WAVE_BY_DEVICE: dict[str, dict[str, int]] = {"H100 80GB HBM3": {"flat": 2, "runs": 2}, "H200": {"flat": 2}}
 #: The backward's sums pass (the first launch of the two-launch training backward; SyncBatchNorm's local sums) as
 #: one wave of this many items per multiprocessor, tiles of BN_TILE["sums"] elements (8 warps). Measured on the
 #: H200 (NOTES.md, session 15; training backward, CUDA-graph replays, % of copy) against the one-pass kernels' plan
