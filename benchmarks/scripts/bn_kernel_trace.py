@@ -1,14 +1,14 @@
 """Where a BatchNorm pass's GPU time goes between its kernels: the profiler's (CUPTI's) kernel records of its CUDA-graph
 replays, the way the suites time them (an L2 flush before each) and back to back.
 
-    python3 benchmarks/scripts/bn_kernel_trace.py [--ops stats,eval_fwd,train_fwd] [--cl] [--dtype bf16] \
-        [--set 'BN_LOOP_STAGES={"stats": 1, ...}'] N C H W
+    python3 benchmarks/scripts/bn_kernel_trace.py [--ops stats,eval_fwd,train_fwd] [--impls fastnorm,torch] [--cl] \
+        [--dtype bf16] [--set 'BN_LOOP_STAGES={"stats": 1, ...}'] N C H W
 
-Per op (a ``tune_batchnorm.runner`` op, or ``copy``/``read`` of x's bytes) and pattern (its graph's replays
-flushed, back to back; the op called eagerly back to back), ``--reps`` calls are profiled; per kernel of the op it
-prints the mean duration (CUPTI: from the kernel's start to its end on the GPU) and the mean gap from the end of the
-kernel before it (the flush's, in the flushed pattern) — beside the call's span timed by CUDA events around it (what
-``tune_batchnorm.bench`` takes the median of). A kernel's duration against the time its programs run
+Per op (a ``tune_batchnorm.runner`` op by each of ``--impls``, or ``copy``/``read`` of x's bytes) and pattern (its
+graph's replays flushed, back to back; the op called eagerly back to back), ``--reps`` calls are profiled; per kernel
+of the op it prints the mean duration (CUPTI: from the kernel's start to its end on the GPU) and the mean gap from the
+end of the kernel before it (the flush's, in the flushed pattern) — beside the call's span timed by CUDA events around
+it (what ``tune_batchnorm.bench`` takes the median of). A kernel's duration against the time its programs run
 (``bn_timeline.py``) says what the kernel costs before its first program starts and after its last one ends; the gaps
 what the launches between kernels cost. ``--set``: overrides of ``fastnorm.kernels.config`` (``;``-separated
 ``NAME=literal``), as ``bn_ab.py`` takes them.
@@ -24,8 +24,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def _op(op: str, case: dict):
-    """The call of ``op`` on ``case``."""
+def _op(op: str, impl: str, case: dict):
+    """The call of ``op`` by ``impl`` ("fastnorm" or "torch") on ``case``."""
     import torch
     import tune_batchnorm as tb
 
@@ -35,7 +35,7 @@ def _op(op: str, case: dict):
     if op == "copy":
         out = torch.empty_like(x)
         return lambda: out.copy_(x)
-    return tb.runner(op, "fastnorm", case)[0]
+    return tb.runner(op, impl, case)[0]
 
 
 def _kernels(prof) -> list[tuple[str, float, float]]:
@@ -82,6 +82,7 @@ def main() -> None:
     ap.add_argument("--ops", default="copy,read,stats,eval_fwd,train_fwd")
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--cl", action="store_true")
+    ap.add_argument("--impls", default="fastnorm", help="fastnorm,torch: whose ops (copy and read: torch's alone)")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--set", default="")
     args = ap.parse_args()
@@ -96,12 +97,19 @@ def main() -> None:
     case = tb.make_case(tuple(args.shape), args.dtype, args.cl)
     print(f"{args.dtype} {'CL' if args.cl else 'NCHW'} {tuple(args.shape)}, {torch.cuda.get_device_name()}: "
           f"µs, mean over the calls (events: the median){'; ' + args.set if args.set else ''}")
-    for op in args.ops.split(","):
-        call = _op(op, case)
-        replay = tb.graphed(call)
+    runs = [(op, impl) for op in args.ops.split(",") for impl in args.impls.split(",")
+            if impl == "fastnorm" or op not in ("copy", "read")]
+    for op, impl in runs:
+        stream = torch.cuda.Stream()  # the op made on the capturing stream, as bn_ab.py --graph makes it (a
+        stream.wait_stream(torch.cuda.current_stream())  # backward runs on its forward's stream)
+        with torch.cuda.stream(stream):
+            call = _op(op, impl, case)
+            replay = tb.graphed(call, stream)
+        torch.cuda.current_stream().wait_stream(stream)
+        name = op if impl == "fastnorm" else f"{op} ({impl})"
         for pattern, fn, flush in (("graph flushed", replay, True), ("graph", replay, False), ("eager", call, False)):
             per_replay, spans = trace(fn, flush, args.reps)
-            print(f"{op:10s} {pattern:13s} events {statistics.median(spans):7.1f}")
+            print(f"{name:10s} {pattern:13s} events {statistics.median(spans):7.1f}")
             if not per_replay:
                 continue
             first = 1 if flush else 0  # the flush's own kernel
@@ -109,8 +117,8 @@ def main() -> None:
                 durations = [r[k][2] - r[k][1] for r in per_replay]
                 gaps = [r[k][1] - r[k - 1][2] for r in per_replay] if k else \
                     [b[0][1] - a[-1][2] for a, b in zip(per_replay[:-1], per_replay[1:], strict=True)]
-                name = per_replay[0][k][0]
-                print(f"    {name[:60]:60s} run {statistics.mean(durations):7.1f}  gap before "
+                kernel = per_replay[0][k][0]
+                print(f"    {kernel[:60]:60s} run {statistics.mean(durations):7.1f}  gap before "
                       f"{statistics.mean(gaps):6.1f}")
 
 

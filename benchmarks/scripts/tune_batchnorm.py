@@ -292,6 +292,8 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((16, 1024, 14, 14), "bf16", False), ((16, 1024, 14, 14), "bf16", True),
                  ((8, 64, 56, 56), "bf16", False), ((8, 64, 56, 56), "bf16", True),
                  ((32, 2048, 7, 7), "fp32", False), ((32, 2048, 7, 7), "fp32", True),
+                 ((16, 1024, 14, 14), "fp32", False), ((16, 1024, 14, 14), "fp32", True),
+                 ((8, 64, 56, 56), "fp32", False), ((8, 64, 56, 56), "fp32", True),
                  # ResNet-50's layer3 at batch 32: the suite's smallest shape (training backward slower than torch's
                  # in GPU time, session 27)
                  ((32, 256, 14, 14), "bf16", False), ((32, 256, 14, 14), "bf16", True),

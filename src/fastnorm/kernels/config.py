@@ -940,14 +940,19 @@ def _merge_width(cb: int) -> int:
 #: program per multiprocessor, each program holds its item from the statistics to the output (x read once).
 #: BN_RESIDENT_BYTES: accumulation-dtype bytes held per program (32768 fp32 values); BN_RESIDENT_WARPS by the
 #: bytes of an x element: 8 for 16-bit inputs (128 values per thread: 0-48 bytes of spills on sm_90a; 2-12% faster
-#: than 16 warps in two H200 runs, session 8), 16 for fp32 (8 warps spilled 200-350 bytes and lost up to 10% in
-#: channels-last) and fp64; BN_RESIDENT_MIN_RUN: the shortest contiguous run an item reads (elements along the
-#: channel in channels-last, along the inner index in NCHW), for whole 32-byte sectors. Measured on the H200
-#: (NOTES.md, session 8): 2 or 4 programs per multiprocessor (half or a quarter of the warps and values each) were
-#: faster at some NCHW shapes, slower at channels-last ones, and 5-20x slower where a program held one channel.
+#: than 16 warps in two H200 runs, session 8) and for fp32 (session 8's kernel spilled 200-350 bytes at 8 warps and
+#: lost up to 10% in channels-last; the current one gained on the H200, session 32, call 9, training forward, CUDA-graph
+#: replays, % of copy, 16 -> 8 warps: CL 8×64×56² 11.4 -> 18.4, 32×256×14² 17.2 -> 21.1, 16×1024×14² 29.4 -> 32.6,
+#: 32×2048×7² 30.0 -> 32.8; NCHW 32×2048×7² 25.5 -> 26.9, 16×1024×14² 31.6 -> 32.9, 8×64×56² 22.3 -> 22.9,
+#: 32×256×14² 23.1 -> 22.9; 32 warps lost; sm_90 registers at 8 warps 103-254, 104 bytes of spills at NCHW
+#: 32×2048×7², 32 at 16 warps), 16 for fp64; BN_RESIDENT_MIN_RUN: the shortest contiguous run an item
+#: reads (elements along the channel in channels-last, along the inner index in NCHW), for whole 32-byte sectors.
+#: Measured on the H200 (NOTES.md, session 8): 2 or 4 programs per multiprocessor (half or a quarter of the warps
+#: and values each) were faster at some NCHW shapes, slower at channels-last ones, and 5-20x slower where a program
+#: held one channel.
 BN_RESIDENT = True
 BN_RESIDENT_BYTES = 32768 * 4
-BN_RESIDENT_WARPS = {2: 8, 4: 16, 8: 16}
+BN_RESIDENT_WARPS = {2: 8, 4: 8, 8: 16}
 BN_RESIDENT_MIN_RUN = {True: 32, False: 256}
 
 
