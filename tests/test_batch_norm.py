@@ -1349,6 +1349,9 @@ def test_aligned_rows_against_reference(monkeypatch, shape, dtype, tile, device)
     multiprocessors)."""
     if tile == 64 and math.prod(shape) > 1 << 17:
         pytest.skip("model sizes on the default tiles only")
+    if tile == 64 and shape[1] == 129 and device == "cpu":
+        pytest.skip("at the CPU's 4 multiprocessors C = 129 takes tiles of 4 lanes, narrower than a vector: its runs "
+                    "read as they lie, 2 min an interpreted dtype (C = 129 takes the vectors on 4096-element tiles)")
     monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "fwd": tile, "sums": tile})
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
@@ -1374,7 +1377,7 @@ def test_aligned_rows_against_reference(monkeypatch, shape, dtype, tile, device)
     if shape[1] >= 3:
         assert packed[shape[1] + 2].item() == 0.0  # the constant channel
     assert len(taken) == 5, taken  # statistics and sums twice, packed statistics once
-    if tile == 64 and shape[1] == 129:  # 64 // channels a tile: narrower than a vector at the CPU's plans, not all
+    if tile == 64 and shape[1] == 129:  # 64 // channels a tile: narrower than a vector at some plans, not all
         assert set(taken) <= {0, 8}, taken
     else:
         assert taken == [0 if math.prod(shape) % 8 else 8] * 5, taken
