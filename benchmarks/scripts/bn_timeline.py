@@ -3,13 +3,15 @@
     python3 benchmarks/scripts/bn_timeline.py [--dtype bf16] [--cl] [--runs 5] N C H W
 
 Copies ``src`` to a temporary tree and patches ``_bn_fwd_fused_kernel`` there to write ``%globaltimer`` (ns) at
-four points of every program of the statistics launch (``fastnorm.ops.batch_norm.local_stats``, MODE 1): its start,
-the end of its item's loop, the end of its statistics branch (partial stored, arrivals and any merge done), and — for
-the program that writes a channel block's final statistics — that write. The stamps go, as the low 32 bits, into the
+points of every program of the statistics launch (``fastnorm.ops.batch_norm.local_stats``, MODE 1): its start,
+the end of its item's loop, the end of its statistics branch (partial stored, arrivals and any merge done), for
+the program that writes a channel block's final statistics that write, and in the merging programs the start and
+end of a sub-group's merge and the start of the channel block's. The stamps go, as the low 32 bits, into the
 launch's scratch buffer past its partials (the patched ``stats`` allocates the room and keeps the buffer). Nothing in
 ``src`` changes. Prints, per run, the launch's span by CUDA events and by the stamps, and percentiles (from the
 earliest start) of each point over the programs: the start spread is the grid's ramp-up, the loop ends' spread the
-imbalance, and the time from the last loop end to the last final write the merge chain's tail.
+imbalance, and the time from the last loop end to the last final write the merge chain's tail; then, over the
+merging programs, how long each step of the chain took (percentiles p0/p50/p100, µs).
 """
 
 from __future__ import annotations
@@ -38,12 +40,20 @@ _PATCHES = [
     ("@triton.jit(do_not_specialize=[\"S_MG\", \"KEEPV\"])\ndef _bn_fwd_fused_kernel(",
      _STAMP + "@triton.jit(do_not_specialize=[\"S_MG\", \"KEEPV\"])\ndef _bn_fwd_fused_kernel("),
     ("    if kind == _STATS:\n        shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)\n",
-     "    at = 3 * C * (SPLIT + NSUB) + 4 * tl.program_id(0)\n"
+     "    at = 3 * C * (SPLIT + NSUB) + 8 * tl.program_id(0)\n"
      "    if kind == _STATS:\n        _stamp(part_ptr, at, 0)\n"
      "        shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)\n"),
     ("                                    BS, STAGES, KEEP, ACC)\n        # The channel block's statistics",
      "                                    BS, STAGES, KEEP, ACC)\n        _stamp(part_ptr, at, 1)\n"
      "        # The channel block's statistics"),
+    ("            if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):\n"
+     "                sn_, fmean, fm2 = _merge_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)\n",
+     "            if _arrive(sub_ptr + cb * NSUB + jj, j1 - j0):\n                _stamp(part_ptr, at, 4)\n"
+     "                sn_, fmean, fm2 = _merge_partials(part_ptr, c, cmask, j0, j1, C * SPLIT, SPLIT, MS, CB, ACC)\n"
+     "                _stamp(part_ptr, at, 5)\n"),
+    ("                    if last:\n                        _, fmean, fm2 = _merge_partials(p2_ptr",
+     "                    if last:\n                        _stamp(part_ptr, at, 6)\n"
+     "                        _, fmean, fm2 = _merge_partials(p2_ptr"),
     ("        if last:\n            if STATS_ONLY:\n",
      "        if last:\n            _stamp(part_ptr, at, 3)\n            if STATS_ONLY:\n"),
     ("                if MODE == 0:\n                    if _arrive(grp_ptr + g, NCB_G):\n"
@@ -55,7 +65,7 @@ _PATCHES = [
     ("    part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)\n    sync = _sync(plan, dev)\n"
      "    ch, cl = _hilo(float(xv.count))\n",
      "    global TIMELINE\n    grid = plan.groups * plan.ncb_g * plan.split\n"
-     "    part = torch.zeros(3 * c * (plan.split + plan.nsub) + 4 * grid, dtype=acc, device=dev)\n"
+     "    part = torch.zeros(3 * c * (plan.split + plan.nsub) + 8 * grid, dtype=acc, device=dev)\n"
      "    TIMELINE = (part, grid)\n"
      "    sync = _sync(plan, dev)\n    ch, cl = _hilo(float(xv.count))\n"),
 ]
@@ -112,7 +122,7 @@ def main() -> None:
         end.record()
         torch.cuda.synchronize()
         buf, grid = K.TIMELINE
-        stamps = buf.view(torch.int32)[-4 * grid:].view(grid, 4).cpu().long() & 0xFFFFFFFF
+        stamps = buf.view(torch.int32)[-8 * grid:].view(grid, 8).cpu().long() & 0xFFFFFFFF
         t0 = int(stamps[:, 0].min())
         rel = ((stamps - t0) % (1 << 32)).float() / 1e3
         rows = {"start": rel[:, 0].tolist(), "loop end": rel[:, 1].tolist(), "branch end": rel[:, 2].tolist()}
@@ -126,6 +136,15 @@ def main() -> None:
         last_loop = max(rows["loop end"])
         if finals:
             print(f"  tail: last loop end -> last final write {max(finals) - last_loop:6.1f} µs")
+        # the merging programs' steps (µs each): a sub-group's last item, and a channel block's last sub-group
+        sub = stamps[:, 4] != 0
+        steps = [("loop end -> sub-group arrival won", sub, 1, 4), ("sub-group merge", sub, 4, 5)]
+        blk = stamps[:, 6] != 0
+        steps += [("sub-group merge -> block arrival won", blk, 5, 6), ("block merge", blk, 6, 3)]
+        for name, who, a, b in steps:
+            if who.any():
+                d = (rel[who, b] - rel[who, a]).tolist()
+                print(f"  {name:37s}" + "".join(f"{_pct(d, q):6.2f}" for q in (0, 0.5, 1.0)) + f"  ({len(d)})")
 
 
 if __name__ == "__main__":
