@@ -1,7 +1,7 @@
 """Instruction counts of the loops of the kernels one training step launches, compiled for sm_90 offline.
 
     PYTHONPATH=<triton 3.6>:src TRITON_INTERPRET=0 python benchmarks/scripts/sass_loops.py 16,256,75,75 bfloat16 \
-        [--norm batch_norm|layer_norm|rms_norm] [--set 'BN_ALIGNED_ROWS={}'] [--keep DIR]
+        [--norm batch_norm|layer_norm|rms_norm] [--cl] [--set 'BN_ALIGNED_ROWS={}'] [--keep DIR]
 
 Records the launches of a training forward and backward over a meta tensor of the shape (BatchNorm: the two-launch
 paths; the norms: x of shape (M, N) normalized over N, weight (and LayerNorm's bias) in x's dtype; through
@@ -31,15 +31,15 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
 
-def record(shape: tuple[int, ...], dtype, norm: str = "batch_norm") -> list[tuple]:
+def record(shape: tuple[int, ...], dtype, norm: str = "batch_norm", channels_last: bool = False) -> list[tuple]:
     """The distinct launches of a training forward and backward over a meta x of ``shape`` (BatchNorm: its
-    two-launch paths)."""
+    two-launch paths; ``channels_last``: x in that layout)."""
     import fastnorm
     import sm90_compile as gate
     from fastnorm.kernels import config
 
     jobs = gate.install_recorder()
-    x = gate._meta(*shape, dtype=dtype, grad=True)
+    x = gate._meta(*shape, dtype=dtype, grad=True, channels_last=channels_last)
     if norm == "batch_norm":
         config.BN_RESIDENT, config.BN_TRAIN_FUSED = False, False
         c = shape[1]
@@ -86,6 +86,7 @@ def main() -> None:
     ap.add_argument("shape")
     ap.add_argument("dtype")
     ap.add_argument("--norm", default="batch_norm", choices=("batch_norm", "layer_norm", "rms_norm"))
+    ap.add_argument("--cl", action="store_true", help="BatchNorm's x channels-last")
     ap.add_argument("--set", default="")
     ap.add_argument("--keep", default=None)
     args = ap.parse_args()
@@ -93,7 +94,7 @@ def main() -> None:
         setattr(config, name, value)
     nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
     shape = tuple(int(v) for v in args.shape.split(","))
-    jobs = record(shape, getattr(torch, args.dtype), args.norm)
+    jobs = record(shape, getattr(torch, args.dtype), args.norm, args.cl)
     for k, (module, name, sig, consts, attrs, options) in enumerate(jobs):
         fn = getattr(importlib.import_module(module), name)
         src = triton.compiler.ASTSource(fn=fn, signature=dict(sig), constexprs=dict(consts), attrs=dict(attrs))
