@@ -42,12 +42,7 @@ def child(ops: list[str], overrides: dict, impl: str, graph: bool = False) -> No
     import torch
     import tune_batchnorm as tb
 
-    from fastnorm.kernels import config
-
-    for name, value in overrides.items():
-        if not hasattr(config, name):
-            raise SystemExit(f"config has no {name}")
-        setattr(config, name, value)
+    tb._apply_overrides(overrides)
     copy_bw = tb.copy_bandwidth()
     out = []
     for shape, dtype_name, cl in tb.selected_cases():

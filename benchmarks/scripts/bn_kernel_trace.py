@@ -24,20 +24,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def _op(op: str, impl: str, case: dict):
-    """The call of ``op`` by ``impl`` ("fastnorm" or "torch") on ``case``."""
-    import torch
-    import tune_batchnorm as tb
-
-    x = case["x"]
-    if op == "read":
-        return lambda: x.sum(dtype=torch.float32)
-    if op == "copy":
-        out = torch.empty_like(x)
-        return lambda: out.copy_(x)
-    return tb.runner(op, impl, case)[0]
-
-
 def _kernels(prof) -> list[tuple[str, float, float]]:
     """The profiled GPU kernels (name, start µs, end µs) in start order."""
     from torch.autograd import DeviceType
@@ -66,14 +52,16 @@ def trace(replay, flush: bool, reps: int) -> tuple[list[list[tuple[str, float, f
             end.record()
         torch.cuda.synchronize()
     kernels = _kernels(prof)
+    spans = [s.elapsed_time(e) * 1e3 for s, e in events]
     per = len(kernels) // reps
     if per == 0 or per * reps != len(kernels):
         print(f"    ({len(kernels)} kernel records over {reps} calls: not the same kernels each call)")
-        return [], [s.elapsed_time(e) * 1e3 for s, e in events]
-    return [kernels[i * per:(i + 1) * per] for i in range(reps)], [s.elapsed_time(e) * 1e3 for s, e in events]
+        return [], spans
+    return [kernels[i * per:(i + 1) * per] for i in range(reps)], spans
 
 
 def main() -> None:
+    import bn_size_sweep
     import torch
     import tune_batchnorm as tb
 
@@ -88,12 +76,7 @@ def main() -> None:
     args = ap.parse_args()
     from bn_ab import _overrides
 
-    from fastnorm.kernels import config
-
-    for name, value in _overrides(args.set).items():
-        if not hasattr(config, name):
-            raise SystemExit(f"config has no {name}")
-        setattr(config, name, value)
+    tb._apply_overrides(_overrides(args.set))
     case = tb.make_case(tuple(args.shape), args.dtype, args.cl)
     print(f"{args.dtype} {'CL' if args.cl else 'NCHW'} {tuple(args.shape)}, {torch.cuda.get_device_name()}: "
           f"µs, mean over the calls (events: the median){'; ' + args.set if args.set else ''}")
@@ -103,7 +86,7 @@ def main() -> None:
         stream = torch.cuda.Stream()  # the op made on the capturing stream, as bn_ab.py --graph makes it (a
         stream.wait_stream(torch.cuda.current_stream())  # backward runs on its forward's stream)
         with torch.cuda.stream(stream):
-            call = _op(op, impl, case)
+            call = bn_size_sweep.op_call(op, case, impl)[0]
             replay = tb.graphed(call, stream)
         torch.cuda.current_stream().wait_stream(stream)
         name = op if impl == "fastnorm" else f"{op} ({impl})"

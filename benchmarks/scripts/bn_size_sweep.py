@@ -20,8 +20,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def _op(op: str, case: dict):
-    """(the call, its bytes) of ``op`` on ``case``: a fastnorm op of ``tune_batchnorm.runner``, or "read" / "copy"."""
+def op_call(op: str, case: dict, impl: str = "fastnorm"):
+    """(the call, its bytes) of ``op`` on ``case``: an op of ``tune_batchnorm.runner`` by ``impl`` ("fastnorm" or
+    "torch"), or "read" / "copy" (torch's, of x's bytes)."""
     import torch
     import tune_batchnorm as tb
 
@@ -32,7 +33,7 @@ def _op(op: str, case: dict):
     if op == "copy":
         out = torch.empty_like(x)
         return (lambda: out.copy_(x)), 2 * xb
-    return tb.runner(op, "fastnorm", case)[0], tb.fewest_bytes(op, case)
+    return tb.runner(op, impl, case)[0], tb.fewest_bytes(op, case)
 
 
 def main() -> None:
@@ -54,7 +55,7 @@ def main() -> None:
     for n in batches:
         case = tb.make_case((n, *args.shape), args.dtype, args.cl)
         for op in ops:
-            fn, b = _op(op, case)
+            fn, b = op_call(op, case)
             times[op].append(tb.bench(tb.graphed(fn)))
             nbytes[op].append(b)
         del case

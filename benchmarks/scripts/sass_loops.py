@@ -78,8 +78,8 @@ def main() -> None:
     import torch
     import triton
     from bn_ab import _overrides
+    from tune_batchnorm import _apply_overrides
 
-    from fastnorm.kernels import config
     from sm90_compile import TARGET
 
     ap = argparse.ArgumentParser()
@@ -90,8 +90,7 @@ def main() -> None:
     ap.add_argument("--set", default="")
     ap.add_argument("--keep", default=None)
     args = ap.parse_args()
-    for name, value in _overrides(args.set).items():
-        setattr(config, name, value)
+    _apply_overrides(_overrides(args.set))
     nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
     shape = tuple(int(v) for v in args.shape.split(","))
     jobs = record(shape, getattr(torch, args.dtype), args.norm, args.cl)

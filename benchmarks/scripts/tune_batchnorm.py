@@ -180,9 +180,12 @@ def _warm_worker(args):
 
 
 def _apply_overrides(overrides):
+    """Set ``fastnorm.kernels.config``'s names to the values of ``overrides`` (a name it lacks: an error)."""
     from fastnorm.kernels import config
 
     for k, v in (overrides or {}).items():
+        if not hasattr(config, k):
+            raise SystemExit(f"config has no {k}")
         setattr(config, k, v)  # config drops its cached plans on every change
 
 
