@@ -1,6 +1,6 @@
 """A per-program timeline of BatchNorm's statistics pass: where its fixed cost goes (NOTES.md, session 31).
 
-    python3 benchmarks/scripts/bn_timeline.py [--dtype bf16] [--cl] [--runs 5] N C H W
+    python3 benchmarks/scripts/bn_timeline.py [--dtype bf16] [--cl] [--runs 5] [--set 'NAME=literal;...'] N C H W
 
 Copies ``src`` to a temporary tree and patches ``_bn_fwd_fused_kernel`` there to write ``%globaltimer`` (ns) at
 points of every program of the statistics launch (``fastnorm.ops.batch_norm.local_stats``, MODE 1): its start,
@@ -11,7 +11,8 @@ launch's scratch buffer past its partials (the patched ``stats`` allocates the r
 ``src`` changes. Prints, per run, the launch's span by CUDA events and by the stamps, and percentiles (from the
 earliest start) of each point over the programs: the start spread is the grid's ramp-up, the loop ends' spread the
 imbalance, and the time from the last loop end to the last final write the merge chain's tail; then, over the
-merging programs, how long each step of the chain took (percentiles p0/p50/p100, µs).
+merging programs, how long each step of the chain took (percentiles p0/p50/p100, µs). ``--set``: overrides of
+``fastnorm.kernels.config``, as ``bn_ab.py`` takes them.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ def main() -> None:
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--cl", action="store_true")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--set", default="")
     args = ap.parse_args()
     sys.path.insert(0, traced_tree())
     sys.path.insert(1, HERE)
@@ -108,13 +110,16 @@ def main() -> None:
     from fastnorm.kernels import batch_norm as K
 
     assert K.__file__.startswith(tempfile.gettempdir()), K.__file__
+    from bn_ab import _overrides
+
+    tb._apply_overrides(_overrides(args.set))
     case = tb.make_case(tuple(args.shape), args.dtype, args.cl)
     x = case["x"]
     fastnorm.ops.batch_norm.local_stats(x)  # compile
     torch.cuda.synchronize()
     layout = "CL" if args.cl else "NCHW"
     print(f"{args.dtype} {layout} {tuple(args.shape)}: µs from the earliest program start; "
-          "p0/p50/p90/p100 over the programs")
+          f"p0/p50/p90/p100 over the programs{'; ' + args.set if args.set else ''}")
     for run in range(args.runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
