@@ -376,6 +376,18 @@ def _store_partial(p, stride_q, cmask, n, mean, m2):
 
 
 @triton.jit
+def _merge_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c):
+    """One step of ``_merge_partials``: the [MS, CB] tiles of partials j (< j1) of channels c -> (count, mean, M2,
+    mask)."""
+    m = cmask[None, :] & (j < j1)[:, None]
+    p = part_ptr + c[None, :] * stride_c + j[:, None]
+    pn = tl.load(p, mask=m, other=0.0, cache_modifier=".cg")
+    pm = tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg")
+    pq = tl.load(p + 2 * stride_q, mask=m, other=0.0, cache_modifier=".cg")
+    return pn, pm, pq, m
+
+
+@triton.jit
 def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constexpr, CB: tl.constexpr,
                     ACC: tl.constexpr):
     """Merge partials [count, mean, M2] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1), MS at a
@@ -386,13 +398,11 @@ def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.const
     mean = tl.zeros([CB], ACC)
     m2 = tl.zeros([CB], ACC)
     js = tl.arange(0, MS)
+    pn, pm, pq, m = _merge_step_loads(part_ptr, c, cmask, j0 + js, j1, stride_q, stride_c)
     for jb in range(j0, j1, MS):
-        j = jb + js
-        m = cmask[None, :] & (j < j1)[:, None]
-        p = part_ptr + c[None, :] * stride_c + j[:, None]
-        pn = tl.load(p, mask=m, other=0.0, cache_modifier=".cg")
-        pm = tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg")
-        pq = tl.load(p + 2 * stride_q, mask=m, other=0.0, cache_modifier=".cg")
+        # The next step's loads go out before this step's arithmetic: one step costs the larger of the loads' L2
+        # latency and its shuffles and divisions, not their sum (the last step's are all masked off).
+        nn, nm, nq, mn = _merge_step_loads(part_ptr, c, cmask, jb + MS + js, j1, stride_q, stride_c)
         # The multi-way form of Chan's merge: n = Σn_j, mean = Σn_j·mean_j / n,
         # M2 = Σ(M2_j + n_j·(mean_j - mean)²) — deviations from the merged mean, fixed-shape sums.
         bn = tl.sum(pn, 0)
@@ -400,7 +410,17 @@ def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.const
         dm = tl.where(m, pm - bm[None, :], 0.0)
         bq = tl.sum(pq + pn * dm * dm, 0)
         cnt, mean, m2 = _chan(cnt, mean, m2, bn, bm, bq)
+        pn, pm, pq, m = nn, nm, nq, mn
     return cnt, mean, m2
+
+
+@triton.jit
+def _sum_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c):
+    """One step of ``_sum_partials``: the [CB, MS] tiles of partials j (< j1) of channels c -> (a, b)."""
+    m = cmask[:, None] & (j < j1)[None, :]
+    p = part_ptr + c[:, None] * stride_c + j[None, :]
+    return tl.load(p, mask=m, other=0.0, cache_modifier=".cg"), tl.load(p + stride_q, mask=m, other=0.0,
+                                                                         cache_modifier=".cg")
 
 
 @triton.jit
@@ -412,12 +432,12 @@ def _sum_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constex
     sa = tl.zeros([CB], ACC)
     sb = tl.zeros([CB], ACC)
     js = tl.arange(0, MS)
+    pa, pb = _sum_step_loads(part_ptr, c, cmask, j0 + js, j1, stride_q, stride_c)
     for jb in range(j0, j1, MS):
-        j = jb + js
-        m = cmask[:, None] & (j < j1)[None, :]
-        p = part_ptr + c[:, None] * stride_c + j[None, :]
-        sa += tl.sum(tl.load(p, mask=m, other=0.0, cache_modifier=".cg"), 1)
-        sb += tl.sum(tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg"), 1)
+        na, nb = _sum_step_loads(part_ptr, c, cmask, jb + MS + js, j1, stride_q, stride_c)  # as _merge_partials
+        sa += tl.sum(pa, 1)
+        sb += tl.sum(pb, 1)
+        pa, pb = na, nb
     return tl.where(cmask, sa, 0.0), tl.where(cmask, sb, 0.0)
 
 
