@@ -148,8 +148,8 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.7 / 77.2% (session 16; whole row w32: 75.1)
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 49152): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # at 40000: 74.9% H100 (session 18; 65536's: 73.2)
-    ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 89.8% H100 (session 18; whole row
-    #                                                     not holding x: 47.3; 8192 chunks, 3 stages, 4/SM: 66.0)
+    ("fwd", False, 65536): (1, 8192, True, 32, 1, 1, LOOPED_U8),  # 79.8% (session 33, 49152 rows; the H100's held
+    #                                                whole row: 74.8; one program a row of 4096 × w16, u8: 63.2)
     ("bwd", False, 65536): (4, 4096, True, 16, 3, 1),  # 39.3% of copy
     ("fwd", True, 128): (32, 128, False, 4, 1, 0),  # 51.8% of copy
     ("bwd", True, 128): (64, 128, False, 16, 1, 1),  # 36.6% (session 7: 27-35, host-bound, no winner twice)
@@ -176,8 +176,8 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
     ("fwd", True, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 95.8% (session 16; whole row, 2 stages: 89.5)
     ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),  # 46.8% of copy
-    ("fwd", True, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 97.0% H100 (session 18; whole row
-    #                      not holding x: 72.6; 16384 chunks, 3 stages, 2/SM: 83.6); at 40000 (by this entry) 97.6
+    ("fwd", True, 65536): (1, 8192, True, 32, 1, 1, LOOPED_U8),  # 87.3% (session 33, 49152 rows; the H100's held
+    #                                                whole row: 85.4; 16384 chunks, u4: 80.0)
     ("bwd", True, 65536): (4, 4096, True, 16, 3, 1),  # 47.6% of copy
 }
 
@@ -253,6 +253,13 @@ NORM_TUNED_BY_DEVICE: dict[str, dict[int, dict[tuple[str, bool, int], NormEntry]
             ("fwd", True, 32768): (1, 32768, False, 32, 1, 0),  # RMS 25000 96.6 -> 95.3, 28000 95.6 -> 98.3,
             #                                                     32768 94.1 -> 99.7 (Liger's whole row: 101.2)
             ("fwd", True, 8192): (1, 8192, False, 8, 1, 0),  # RMS 6500 99.0 -> 98.8, 8192 93.4 -> 98.9
+            # One 32-warp program a row holding x as loaded (session 18, H100, kernels only; the H200's table had
+            # them until session 33): LN 65536 89.8 (not holding x: 47.3; 8192 chunks, 3 stages, 4/SM: 66.0); RMS
+            # 65536 97.0 (not holding: 72.6; 16384 chunks, 3 stages, 2/SM: 83.6) and 40000 97.6 (then by the
+            # 65536 entry's fallback, now an entry of its own: a device's entries serve their own keys only).
+            ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
+            ("fwd", True, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
+            ("fwd", True, 49152): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
         },
         4: {
             ("fwd", False, 16384): (1, 16384, False, 32, 1, 0),  # LN 13000 88.2 -> 93.4, 16384 92.5 -> 99.6
