@@ -148,8 +148,11 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.7 / 77.2% (session 16; whole row w32: 75.1)
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 49152): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # at 40000: 74.9% H100 (session 18; 65536's: 73.2)
-    ("fwd", False, 65536): (1, 8192, True, 32, 1, 1, LOOPED_U8),  # 79.8% (session 33, 49152 rows; the H100's held
-    #                                                whole row: 74.8; one program a row of 4096 × w16, u8: 63.2)
+    ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 89.8% H100 (session 18; whole row
+    #                     not holding x: 47.3; 8192 chunks, 3 stages, 4/SM: 66.0). H200 (session 33, 49152 rows): 74.8;
+    #                     a persistent 8192 × w32, u8 grid reads 79.8 at 65536 but 60.3 / 57.2 at 57344 / 60000 (this
+    #                     entry: 67.2 / 69.2; why only 65536 gains is not established: 57344 is 7 whole chunks,
+    #                     60000 eight with a ragged last)
     ("bwd", False, 65536): (4, 4096, True, 16, 3, 1),  # 39.3% of copy
     ("fwd", True, 128): (32, 128, False, 4, 1, 0),  # 51.8% of copy
     ("bwd", True, 128): (64, 128, False, 16, 1, 1),  # 36.6% (session 7: 27-35, host-bound, no winner twice)
@@ -176,8 +179,12 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
     ("fwd", True, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 95.8% (session 16; whole row, 2 stages: 89.5)
     ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),  # 46.8% of copy
-    ("fwd", True, 65536): (1, 8192, True, 32, 1, 1, LOOPED_U8),  # 87.3% (session 33, 49152 rows; the H100's held
-    #                                                whole row: 85.4; 16384 chunks, u4: 80.0)
+    ("fwd", True, 49152): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # at 40000: 89.3 / 88.9% (session 33; before, by
+    #                                                the fallback, 65536's held whole row: 79.9)
+    ("fwd", True, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 97.0% H100 (session 18; whole row
+    #                      not holding x: 72.6; 16384 chunks, 3 stages, 2/SM: 83.6). H200 (session 33): 85.4; the
+    #                      persistent 8192 × w32, u8 grid 87.3 at 65536, 69.5 / 78.1 at 57344 / 60000 (this: 80.0,
+    #                      81.6)
     ("bwd", True, 65536): (4, 4096, True, 16, 3, 1),  # 47.6% of copy
 }
 
@@ -253,12 +260,8 @@ NORM_TUNED_BY_DEVICE: dict[str, dict[int, dict[tuple[str, bool, int], NormEntry]
             ("fwd", True, 32768): (1, 32768, False, 32, 1, 0),  # RMS 25000 96.6 -> 95.3, 28000 95.6 -> 98.3,
             #                                                     32768 94.1 -> 99.7 (Liger's whole row: 101.2)
             ("fwd", True, 8192): (1, 8192, False, 8, 1, 0),  # RMS 6500 99.0 -> 98.8, 8192 93.4 -> 98.9
-            # One 32-warp program a row holding x as loaded (session 18, H100, kernels only; the H200's table had
-            # them until session 33): LN 65536 89.8 (not holding x: 47.3; 8192 chunks, 3 stages, 4/SM: 66.0); RMS
-            # 65536 97.0 (not holding: 72.6; 16384 chunks, 3 stages, 2/SM: 83.6) and 40000 97.6 (then by the
-            # 65536 entry's fallback, now an entry of its own: a device's entries serve their own keys only).
-            ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
-            ("fwd", True, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
+            # RMS at 40000 as measured on the H100 (session 18: 97.6, by the 65536 entry's fallback, which the
+            # H200's own 49152 entry replaced in session 33): one 32-warp program a row holding x as loaded.
             ("fwd", True, 49152): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
         },
         4: {
