@@ -1573,6 +1573,37 @@ def test_resident_many_items(many_resident_items, monkeypatch, shape, cl, row_la
     _check_bn(x, None, None, None, None, training=True)
 
 
+@pytest.mark.parametrize("shape,cl,relu,dtype", [
+    ((5, 6, 3, 7), False, True, torch.float32),  # NCHW row layout, one channel an item
+    ((5, 6, 3, 7), True, False, torch.float32),  # channels-last, blocks of 4 channels
+    ((5, 6, 3, 7), True, True, torch.bfloat16),
+    ((17, 10), False, True, torch.float32),  # (N, C) rows
+])
+def test_resident_backward(many_resident_items, monkeypatch, shape, cl, relu, dtype, device):
+    """The single-read training backward (dy and x held, and y under a fused ReLU) on items small enough that a
+    channel block has several and its sums take several steps: every gradient against the reference, through its
+    one launch (the two-launch backward not called)."""
+    monkeypatch.setattr(config, "BN_RESIDENT_BYTES", 64 * 4 * 2)  # the same items as the forward's, two tensors
+    monkeypatch.setattr(K, "_RESIDENT_REFUSED", set())
+    calls = []
+    launch = K._bwd_resident
+
+    def counted(*args, **kwargs):
+        calls.append(args[0][0])  # the grid
+        return launch(*args, **kwargs)
+
+    monkeypatch.setattr(K, "_bwd_resident", counted)
+    monkeypatch.setattr(K, "_backward_launch", None)  # a call would fail
+    x, w, b, rm, rv = _make(shape, cl, dtype, device)
+    xv = K.view(x.detach())
+    plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, 4 * (3 if relu else 2), 32, xv.l)
+    assert plan is not None and plan.split > plan.ms, plan  # the sums take several steps
+    z = torch.randn_like(x, requires_grad=True) if relu else None
+    _check_bn(x, w, b, rm, rv, training=True, activation="relu" if relu else None, z=z, dtype=dtype)
+    _check_bn(x, None, None, None, None, training=True, fix_gamma=relu, dtype=dtype)
+    assert calls and calls[0] == plan.ncb * plan.split, (calls, plan)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the interpreter runs programs one after another: "
                     "no program there waits for another")
 @pytest.mark.parametrize("shape,cl,tiny_items", [((5, 6, 3, 7), False, True), ((8, 64, 56, 56), True, False)])

@@ -34,7 +34,8 @@ Single read. A training forward whose tensor fits in the registers of one progra
 (``config.batch_norm_resident_plan``) runs as one cooperative launch of ``_bn_fwd_resident_kernel``: each program
 loads its item once, stores the item's exact two-pass partial, waits for the other items of its channel block,
 merges their partials in a fixed order and writes y from its registers (x read once: the fewest bytes, x and z
-read, y written).
+read, y written). The training backward does the same with dy and x (``_bn_bwd_resident_kernel``: each item's
+(Σg, Σg·x̂) partial, the block's sums, dx from registers) where both fit (``config.BN_RESIDENT_BACKWARD``).
 
 Training passes run in two launches (statistics or (Σg, Σg·x̂) sums, then the one-pass apply or dx
 kernel) or in one (``config.BN_TRAIN_FUSED``: two, as measured). In one launch, items
@@ -415,28 +416,35 @@ def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.const
 
 
 @triton.jit
-def _sum_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c):
-    """One step of ``_sum_partials``: the [CB, MS] tiles of partials j (< j1) of channels c -> (a, b)."""
-    m = cmask[:, None] & (j < j1)[None, :]
-    p = part_ptr + c[:, None] * stride_c + j[None, :]
+def _sum_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c, ROWS: tl.constexpr):
+    """One step of ``_sum_partials``: the [CB, MS] tiles (ROWS: [MS, CB]) of partials j (< j1) of channels c ->
+    (a, b)."""
+    if ROWS:
+        m = cmask[None, :] & (j < j1)[:, None]
+        p = part_ptr + c[None, :] * stride_c + j[:, None]
+    else:
+        m = cmask[:, None] & (j < j1)[None, :]
+        p = part_ptr + c[:, None] * stride_c + j[None, :]
     return tl.load(p, mask=m, other=0.0, cache_modifier=".cg"), tl.load(p + stride_q, mask=m, other=0.0,
                                                                          cache_modifier=".cg")
 
 
 @triton.jit
 def _sum_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constexpr, CB: tl.constexpr,
-                  ACC: tl.constexpr):
+                  ACC: tl.constexpr, ROWS: tl.constexpr = False):
     """Sum partials [a, b] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1): fixed tree; masked channels 0.
     (The final select gives the loop's sums one use each: Triton 3.6's TritonGPUOptimizeThreadLocality asserts that
-    of a loop whose reductions it moves, and the sums feed several stores.)"""
+    of a loop whose reductions it moves, and the sums feed several stores.) ROWS: [MS, CB] tiles reduced over axis
+    0, as ``_merge_partials``' (the single-read backward: with [CB, MS] tiles its data tile changed layout)."""
+    AXIS: tl.constexpr = 0 if ROWS else 1
     sa = tl.zeros([CB], ACC)
     sb = tl.zeros([CB], ACC)
     js = tl.arange(0, MS)
-    pa, pb = _sum_step_loads(part_ptr, c, cmask, j0 + js, j1, stride_q, stride_c)
+    pa, pb = _sum_step_loads(part_ptr, c, cmask, j0 + js, j1, stride_q, stride_c, ROWS)
     for jb in range(j0, j1, MS):
-        na, nb = _sum_step_loads(part_ptr, c, cmask, jb + MS + js, j1, stride_q, stride_c)  # as _merge_partials
-        sa += tl.sum(pa, 1)
-        sb += tl.sum(pb, 1)
+        na, nb = _sum_step_loads(part_ptr, c, cmask, jb + MS + js, j1, stride_q, stride_c, ROWS)  # as _merge_partials
+        sa += tl.sum(pa, AXIS)
+        sb += tl.sum(pb, AXIS)
         pa, pb = na, nb
     return tl.where(cmask, sa, 0.0), tl.where(cmask, sb, 0.0)
 
@@ -1199,6 +1207,96 @@ def _bn_bwd_dx_kernel(
                    v0, v1, C, 0, IDX, S, S_RT, S_MG, FLAT, L, CB, BS, STAGES, RELU, False, True, False, DZ, False, ACC)
 
 
+@triton.jit
+def _resident_grad(dy, y, m, RELU: tl.constexpr, ACC: tl.constexpr):
+    """g = dy of an item held in registers, zeroed where the ReLU output y is <= 0 (as ``_masked_grad``)."""
+    g = dy.to(ACC)
+    if RELU:
+        g = tl.where(y.to(ACC) <= 0, 0.0, g)
+    return tl.where(m, g, 0.0)
+
+
+@triton.jit
+def _resident_bwd_partial(part_ptr, dy, x, y, m, ctr, off_r, rstd, c, cmask, j, SPLIT, C, RELU: tl.constexpr,
+                          ACC: tl.constexpr):
+    """Store the item's (Σg, Σg·x̂) as partial ``j`` of its channels (``_sum_partials``' layout)."""
+    g = _resident_grad(dy, y, m, RELU, ACC)
+    xh = (x.to(ACC) - ctr[:, None]) * rstd[:, None] + off_r[:, None]
+    p = part_ptr + c * SPLIT + j
+    tl.store(p, tl.sum(g, 1), mask=cmask)
+    tl.store(p + C * SPLIT, tl.sum(tl.where(m, g * xh, 0.0), 1), mask=cmask)
+
+
+@triton.jit(do_not_specialize=["S_MG"])
+def _bn_bwd_resident_kernel(
+    dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr, shift_ptr, mrel_ptr, rstd_ptr, dw_ptr, db_ptr, sums_ptr,
+    part_ptr, sync_ptr,
+    C, V, SPLIT, cnt_hi, cnt_lo,
+    S_RT, S_MG,
+    S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
+    CB: tl.constexpr, VP: tl.constexpr, MS: tl.constexpr, SERIAL: tl.constexpr,
+    HAS_MREL: tl.constexpr, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
+    WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr,
+):
+    """Single-read training backward: dy and x (and y with RELU) are read once and held in registers from the sums
+    to dx — the single-read forward's schedule (``_bn_fwd_resident_kernel``) with sums for statistics.
+
+    Program (j, channel block cb) loads its item, stores the item's (Σg, Σg·x̂) as partial j; when all SPLIT items
+    of the block have stored theirs (``_gather``), each program adds the SPLIT partials in the same fixed order
+    (``_sum_partials``: every program gets bitwise the same sums) and writes dx = k1·g + k2 + k3·x̂ (k1 = w·invstd,
+    k2 = −k1·Σg/n, k3 = −k1·Σg·x̂/n) and dz = g with DZ from its registers. Program j = 0 writes the sums [2, C] to
+    sums_ptr and dw = Σg·x̂, db = Σg. x̂ as ``_bwd_tiles`` forms it. All NCB·SPLIT programs must be resident at
+    once (a cooperative launch of at most one program per multiprocessor); sync_ptr and SERIAL as in the forward.
+    """
+    pid = tl.program_id(0)
+    ncb = tl.cdiv(C, CB)
+    cb = pid % ncb
+    j = pid // ncb
+    c = cb * CB + tl.arange(0, CB)
+    cmask = c < C
+    shift, mrel = _channel_center(shift_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
+    rstd = tl.load(rstd_ptr + c, mask=cmask, other=1.0).to(ACC)
+    ctr, off_r = _xhat_center(shift, mrel, rstd)
+    off, m = _resident_index(c, cmask, j, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
+    dyr = tl.load(dy_ptr + off, mask=m, other=0.0)
+    xr = tl.load(x_ptr + off, mask=m, other=0.0)
+    yr = dyr  # (y is read only with RELU)
+    if RELU:
+        yr = tl.load(y_ptr + off, mask=m, other=1.0)
+    if SERIAL:
+        for jj in range(0, SPLIT):
+            off_o, m_o = _resident_index(c, cmask, jj, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
+            dy_o = tl.load(dy_ptr + off_o, mask=m_o, other=0.0)
+            y_o = dy_o
+            if RELU:
+                y_o = tl.load(y_ptr + off_o, mask=m_o, other=1.0)
+            _resident_bwd_partial(part_ptr, dy_o, tl.load(x_ptr + off_o, mask=m_o, other=0.0), y_o, m_o, ctr, off_r,
+                                  rstd, c, cmask, jj, SPLIT, C, RELU, ACC)
+        jo = j
+    else:
+        _resident_bwd_partial(part_ptr, dyr, xr, yr, m, ctr, off_r, rstd, c, cmask, j, SPLIT, C, RELU, ACC)
+        jo = tl.minimum(j, _gather(sync_ptr + cb, SPLIT))  # as the forward: offsets formed again after the wait
+    fa, fb = _sum_partials(part_ptr, c, cmask, 0, SPLIT, C * SPLIT, SPLIT, MS, CB, ACC, True)
+    if not SERIAL:
+        if _arrive(sync_ptr + ncb + cb, SPLIT):
+            tl.store(sync_ptr + cb, 0)
+    if j == 0:
+        tl.store(sums_ptr + c, fa, mask=cmask)
+        tl.store(sums_ptr + C + c, fb, mask=cmask)
+        _store_param_grads(dw_ptr, db_ptr, c, cmask, fa, fb, FIX_GAMMA, WRITE_DW, WRITE_DB)
+    k1 = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
+    count = _hl(cnt_hi, cnt_lo, ACC)
+    k2 = -k1 * (fa / count)
+    k3 = -k1 * (fb / count)
+    off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
+    g = _resident_grad(dyr, yr, m, RELU, ACC)
+    xh = (xr.to(ACC) - ctr[:, None]) * rstd[:, None] + off_r[:, None]
+    dx = k1[:, None] * g + (k2[:, None] + k3[:, None] * xh)
+    tl.store(dx_ptr + off, dx.to(dx_ptr.dtype.element_ty), mask=m)
+    if DZ:
+        tl.store(dz_ptr + off, g.to(dz_ptr.dtype.element_ty), mask=m)
+
+
 @triton.jit(do_not_specialize=["S_RT", "C_RT", "S_MG", "C_MG"])
 def _bn_bwd_dx_flat_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr, mean_ptr, mrel_ptr, sd_ptr, sums_ptr, count_ptr, numel,
@@ -1590,6 +1688,7 @@ class Peers(NamedTuple):
 # One launcher per kernel: repeat launches skip Triton's per-call argument binding (see ``_launch``).
 _fwd_fused = _Launcher(_bn_fwd_fused_kernel)
 _fwd_resident = _Launcher(_bn_fwd_resident_kernel)
+_bwd_resident = _Launcher(_bn_bwd_resident_kernel)
 _apply = _Launcher(_bn_apply_kernel)
 _apply_flat = _Launcher(_bn_apply_flat_kernel)
 _bwd_fused = _Launcher(_bn_bwd_fused_kernel)
@@ -1981,6 +2080,10 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     ``config.BN_TRAIN_FUSED``), "sums" (sums only) or "frozen" (dx = w·invstd·g and the sums in one pass).
     Writes dx/dz/dw/db when given; returns the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂). ``keep`` ("sums"): a dx pass
     follows, so the sums leave the end of what they read in L2 for it (``_kept``)."""
+    if mode == "train" and not is_var and config.BN_RESIDENT and config.BN_RESIDENT_BACKWARD:
+        sums = _backward_resident(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, fix_gamma=fix_gamma, relu=relu)
+        if sums is not None:
+            return sums
     if mode == "train" and not config.BN_TRAIN_FUSED:
         sums = backward("sums", xv, dy, y, None, None, weight, shift, mrel, sd, is_var=is_var, eps=eps,
                         fix_gamma=fix_gamma, relu=relu, dw=dw, db=db, keep=True)
@@ -1993,6 +2096,40 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
                                  fix_gamma=fix_gamma, relu=relu)
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
                             eps=eps, fix_gamma=fix_gamma, relu=relu, keep=keep and mode == "sums")
+
+
+def _backward_resident(xv: View, dy, y, dx, dz, weight, shift, mrel, rstd, dw, db, *, fix_gamma: bool,
+                       relu: bool) -> torch.Tensor | None:
+    """The single-read training backward (``_bn_bwd_resident_kernel``) when its items fit (``batch_norm_resident_plan``
+    with the budget shared by the held tensors): one cooperative launch -> the sums [2, C]; None, with nothing
+    written, when they do not fit or the device cannot hold the grid at once (as ``_forward_resident``)."""
+    acc = _acc(xv.x.dtype)
+    c = xv.c
+    dev = xv.x.device
+    held = 3 if relu else 2  # dy and x, and y
+    plan = config.batch_norm_resident_plan(xv.flat, c, xv.v, acc.itemsize * held, _sms(xv), xv.l,
+                                           xv.x.element_size())
+    if plan is None or dev in _RESIDENT_REFUSED:
+        return None
+    sums = _scratch(2 * c, acc, dev)
+    part = _scratch(2 * c * plan.split, acc, dev)
+    sync = _zeroed_counters(2 * plan.ncb, dev)
+    s, s_rt, s_mg = _spatial(xv)
+    try:
+        _bwd_resident((plan.ncb * plan.split,), (
+            dy, xv.x, y, dx, dz, weight, shift, mrel, rstd, dw, db, sums, part, sync,
+            c, xv.v, plan.split, *_hilo(float(xv.count)), s_rt, s_mg,
+        ), dict(
+            S=s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb, plan.vp), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
+            MS=plan.ms, SERIAL=INTERPRETER, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma,
+            RELU=relu, DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None,
+        ), plan.num_warps, 1, cooperative=True)
+    except RuntimeError as e:
+        if "cooperative" not in str(e):
+            raise
+        _RESIDENT_REFUSED.add(dev)
+        return None
+    return sums
 
 
 def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,

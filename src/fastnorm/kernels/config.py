@@ -961,6 +961,12 @@ def _merge_width(cb: int) -> int:
 #: and values each) were faster at some NCHW shapes, slower at channels-last ones, and 5-20x slower where a program
 #: held one channel.
 BN_RESIDENT = True
+#: The training backward's single read (``_bn_bwd_resident_kernel``, session 33): the same plan, its budget shared by
+#: the tensors an item holds (dy and x, and y under a fused ReLU). H200, graph replays, % of copy, two launches ->
+#: one (torch): CL 32×256×14² fp32 26.9 -> 31.6 (29.0), bf16 11.8 -> 18.5 (12.7); CL 8×64×56² fp32 24.1 -> 29.7
+#: (26.5), bf16 10.8 -> 17.5 (12.3); NCHW fp32 32×256×14² 30.8 -> 32.5, 8×64×56² 28.8 -> 32.9, bf16 8×64×56² 19.0 ->
+#: 20.9, 32×256×14² 19.9 -> 19.2.
+BN_RESIDENT_BACKWARD = True
 BN_RESIDENT_BYTES = 32768 * 4
 BN_RESIDENT_WARPS = {2: 8, 4: 8, 8: 16}
 BN_RESIDENT_MIN_RUN = {True: 32, False: 256}
