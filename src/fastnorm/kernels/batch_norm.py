@@ -1927,8 +1927,8 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     return shift, mrel, rstd
 
 
-#: Devices that refused a cooperative launch of the resident kernel (e.g. a process limited to part of the SMs):
-#: their training forwards take the two-launch path from then on.
+#: Devices that refused a cooperative launch of a single-read kernel (e.g. a process limited to part of the SMs):
+#: their training forwards and backwards take the two-launch paths from then on.
 _RESIDENT_REFUSED: set = set()
 
 
@@ -1945,20 +1945,29 @@ def _forward_resident(xv: View, y, z, weight, bias, shift, mrel, rstd, running_m
         return False
     part = _scratch(3 * c * plan.split, acc, dev)
     sync = _zeroed_counters(2 * plan.ncb, dev)
+    return _launch_resident(_fwd_resident, xv, plan, (
+        xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
+        c, xv.v, plan.split, *scalars,
+    ), dict(
+        HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=fix_gamma,
+        UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none,
+    ))
+
+
+def _launch_resident(launcher: _Launcher, xv: View, plan: config.ResidentPlan, args: tuple, meta: dict) -> bool:
+    """One cooperative launch of a single-read kernel over ``plan``'s grid: ``args`` then the spatial arguments,
+    ``meta`` with the view's and the plan's constexprs. False, with nothing run, when the device refuses it (it is
+    remembered: that device's training passes take their launches of tiles from then on)."""
     s, s_rt, s_mg = _spatial(xv)
     try:
-        _fwd_resident((plan.ncb * plan.split,), (
-            xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
-            c, xv.v, plan.split, *scalars, s_rt, s_mg,
-        ), dict(
-            S=s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb, plan.vp), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
-            MS=plan.ms, SERIAL=INTERPRETER, HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None,
-            RELU=relu, FIX_GAMMA=fix_gamma, UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none,
+        launcher((plan.ncb * plan.split,), (*args, s_rt, s_mg), dict(
+            meta, S=s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb, plan.vp), ACC=_TL[_acc(xv.x.dtype)],
+            CB=plan.cb, VP=plan.vp, MS=plan.ms, SERIAL=INTERPRETER,
         ), plan.num_warps, 1, cooperative=True)
     except RuntimeError as e:
         if "cooperative" not in str(e):
             raise
-        _RESIDENT_REFUSED.add(dev)
+        _RESIDENT_REFUSED.add(xv.x.device)
         return False
     return True
 
@@ -2114,22 +2123,14 @@ def _backward_resident(xv: View, dy, y, dx, dz, weight, shift, mrel, rstd, dw, d
     sums = _scratch(2 * c, acc, dev)
     part = _scratch(2 * c * plan.split, acc, dev)
     sync = _zeroed_counters(2 * plan.ncb, dev)
-    s, s_rt, s_mg = _spatial(xv)
-    try:
-        _bwd_resident((plan.ncb * plan.split,), (
-            dy, xv.x, y, dx, dz, weight, shift, mrel, rstd, dw, db, sums, part, sync,
-            c, xv.v, plan.split, *_hilo(float(xv.count)), s_rt, s_mg,
-        ), dict(
-            S=s, FLAT=xv.flat, L=xv.l, IDX=_idx(xv, plan.vp, plan.cb, plan.vp), ACC=_TL[acc], CB=plan.cb, VP=plan.vp,
-            MS=plan.ms, SERIAL=INTERPRETER, HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma,
-            RELU=relu, DZ=dz is not None, WRITE_DW=dw is not None, WRITE_DB=db is not None,
-        ), plan.num_warps, 1, cooperative=True)
-    except RuntimeError as e:
-        if "cooperative" not in str(e):
-            raise
-        _RESIDENT_REFUSED.add(dev)
-        return None
-    return sums
+    launched = _launch_resident(_bwd_resident, xv, plan, (
+        dy, xv.x, y, dx, dz, weight, shift, mrel, rstd, dw, db, sums, part, sync,
+        c, xv.v, plan.split, *_hilo(float(xv.count)),
+    ), dict(
+        HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
+        WRITE_DW=dw is not None, WRITE_DB=db is not None,
+    ))
+    return sums if launched else None
 
 
 def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,
