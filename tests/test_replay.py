@@ -30,8 +30,10 @@ def launches(monkeypatch):
     counters = torch.zeros(1 << 14, dtype=torch.int32)
     stub_launches(functools.partial(monkeypatch.setattr, raising=False), log, counters)
     monkeypatch.setattr(_Noted, "scratch", set())
+    made: list = []  # every scratch buffer held to the test's end: an output made later cannot take its address
 
     def noted(t, keep=False):
+        made.append(t)
         _Noted.scratch.add(t.data_ptr())
         return _replay.scratch(t, keep=keep)
 
@@ -196,6 +198,7 @@ def test_batch_norm_flat_dx_replays(launches, monkeypatch, mode):
     frozen backward with dx alone record and replay like the tiled one."""
     monkeypatch.setattr(config, "BN_DX_FLAT", (0, 64, 2, 256))
     monkeypatch.setattr(config, "BN_TRAIN_FUSED", False)
+    monkeypatch.setattr(config, "BN_RESIDENT_BACKWARD", False)  # (the single-read backward has no dx pass)
     x, w, b, z, rm, rv, _ = _bn_inputs()
     train = mode == "train two launches"
     y, shift, mrel, rstd = OB._forward_impl(x, w, b, z, rm, rv, None, train, train, 0.1, 1e-5, False, False)
