@@ -377,11 +377,19 @@ def _store_partial(p, stride_q, cmask, n, mean, m2):
 
 
 @triton.jit
+def _partial_tile(part_ptr, c, cmask, j, j1, stride_c, ROWS: tl.constexpr):
+    """Pointers and mask of partials j (< j1) of channels c: a [MS, CB] tile (ROWS) or a [CB, MS] one."""
+    if ROWS:
+        return part_ptr + c[None, :] * stride_c + j[:, None], cmask[None, :] & (j < j1)[:, None]
+    else:
+        return part_ptr + c[:, None] * stride_c + j[None, :], cmask[:, None] & (j < j1)[None, :]
+
+
+@triton.jit
 def _merge_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c):
     """One step of ``_merge_partials``: the [MS, CB] tiles of partials j (< j1) of channels c -> (count, mean, M2,
     mask)."""
-    m = cmask[None, :] & (j < j1)[:, None]
-    p = part_ptr + c[None, :] * stride_c + j[:, None]
+    p, m = _partial_tile(part_ptr, c, cmask, j, j1, stride_c, True)
     pn = tl.load(p, mask=m, other=0.0, cache_modifier=".cg")
     pm = tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg")
     pq = tl.load(p + 2 * stride_q, mask=m, other=0.0, cache_modifier=".cg")
@@ -419,12 +427,7 @@ def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.const
 def _sum_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c, ROWS: tl.constexpr):
     """One step of ``_sum_partials``: the [CB, MS] tiles (ROWS: [MS, CB]) of partials j (< j1) of channels c ->
     (a, b)."""
-    if ROWS:
-        m = cmask[None, :] & (j < j1)[:, None]
-        p = part_ptr + c[None, :] * stride_c + j[:, None]
-    else:
-        m = cmask[:, None] & (j < j1)[None, :]
-        p = part_ptr + c[:, None] * stride_c + j[None, :]
+    p, m = _partial_tile(part_ptr, c, cmask, j, j1, stride_c, ROWS)
     return tl.load(p, mask=m, other=0.0, cache_modifier=".cg"), tl.load(p + stride_q, mask=m, other=0.0,
                                                                          cache_modifier=".cg")
 
@@ -811,6 +814,17 @@ def _resident_index(c, cmask, j, V, C, VP: tl.constexpr, IDX: tl.constexpr, S: t
 
 
 @triton.jit
+def _resident_item(C, CB: tl.constexpr):
+    """This program's item of a single-read launch (program j·NCB + cb) -> (channel blocks NCB, cb, j, channels c,
+    their mask)."""
+    pid = tl.program_id(0)
+    ncb = tl.cdiv(C, CB)
+    cb = pid % ncb
+    c = cb * CB + tl.arange(0, CB)
+    return ncb, cb, pid // ncb, c, c < C
+
+
+@triton.jit
 def _resident_partial(part_ptr, xr, m, shift, c, cmask, j, SPLIT, C, ACC: tl.constexpr):
     """Store the tile's exact two-pass (count, mean, M2) of x - shift as partial ``j`` of its channels."""
     tn, tm, tq = _tile_two_pass(xr.to(ACC) - shift[:, None], m, ACC)
@@ -842,12 +856,7 @@ def _bn_fwd_resident_kernel(
     program could wait for a later one): every program computes all SPLIT partials of its block itself (the
     same values each time) and nothing waits.
     """
-    pid = tl.program_id(0)
-    ncb = tl.cdiv(C, CB)
-    cb = pid % ncb
-    j = pid // ncb
-    c = cb * CB + tl.arange(0, CB)
-    cmask = c < C
+    ncb, cb, j, c, cmask = _resident_item(C, CB)
     shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
     off, m = _resident_index(c, cmask, j, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
     xr = tl.load(x_ptr + off, mask=m, other=0.0)
@@ -910,6 +919,12 @@ def _xhat_center(shift, mrel, rstd):
 
 
 @triton.jit
+def _xhat_tile(x, ctr, off_r, rstd):
+    """x̂ of a [CB, *] tile of x (in the accumulation dtype) from ``_xhat_center``'s (ctr, off_r) and rstd."""
+    return (x - ctr[:, None]) * rstd[:, None] + off_r[:, None]
+
+
+@triton.jit
 def _bwd_tiles(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, shift, mrel, rstd, k1, k2, k3, v0, v1,
                C, KEEPV, IDX: tl.constexpr, S: tl.constexpr, S_RT, S_MG, FLAT: tl.constexpr, L: tl.constexpr,
                CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr, RELU: tl.constexpr, SUMS: tl.constexpr,
@@ -955,7 +970,7 @@ def _bwd_tile_loop(dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, c, cmask, ctr, off_r, r
         g = _masked_grad(dy_ptr, y_ptr, off, m, RELU, ACC, EV)
         if NEED_X:
             xv = tl.load(x_ptr + off, mask=m, other=0.0, eviction_policy=EV).to(ACC)
-            xh = (xv - ctr[:, None]) * rstd[:, None] + off_r[:, None]
+            xh = _xhat_tile(xv, ctr, off_r, rstd)
         if SUMS:
             sg += g
             sgx += tl.where(m, g * xh, 0.0)
@@ -1208,20 +1223,21 @@ def _bn_bwd_dx_kernel(
 
 
 @triton.jit
-def _resident_grad(dy, y, m, RELU: tl.constexpr, ACC: tl.constexpr):
-    """g = dy of an item held in registers, zeroed where the ReLU output y is <= 0 (as ``_masked_grad``)."""
+def _resident_grad(dy, y, RELU: tl.constexpr, ACC: tl.constexpr):
+    """g = dy of an item held in registers (0 past its end: loaded so), zeroed where the ReLU output y is <= 0 (as
+    ``_masked_grad``)."""
     g = dy.to(ACC)
     if RELU:
         g = tl.where(y.to(ACC) <= 0, 0.0, g)
-    return tl.where(m, g, 0.0)
+    return g
 
 
 @triton.jit
 def _resident_bwd_partial(part_ptr, dy, x, y, m, ctr, off_r, rstd, c, cmask, j, SPLIT, C, RELU: tl.constexpr,
                           ACC: tl.constexpr):
     """Store the item's (Σg, Σg·x̂) as partial ``j`` of its channels (``_sum_partials``' layout)."""
-    g = _resident_grad(dy, y, m, RELU, ACC)
-    xh = (x.to(ACC) - ctr[:, None]) * rstd[:, None] + off_r[:, None]
+    g = _resident_grad(dy, y, RELU, ACC)
+    xh = _xhat_tile(x.to(ACC), ctr, off_r, rstd)
     p = part_ptr + c * SPLIT + j
     tl.store(p, tl.sum(g, 1), mask=cmask)
     tl.store(p + C * SPLIT, tl.sum(tl.where(m, g * xh, 0.0), 1), mask=cmask)
@@ -1248,12 +1264,7 @@ def _bn_bwd_resident_kernel(
     sums_ptr and dw = Σg·x̂, db = Σg. x̂ as ``_bwd_tiles`` forms it. All NCB·SPLIT programs must be resident at
     once (a cooperative launch of at most one program per multiprocessor); sync_ptr and SERIAL as in the forward.
     """
-    pid = tl.program_id(0)
-    ncb = tl.cdiv(C, CB)
-    cb = pid % ncb
-    j = pid // ncb
-    c = cb * CB + tl.arange(0, CB)
-    cmask = c < C
+    ncb, cb, j, c, cmask = _resident_item(C, CB)
     shift, mrel = _channel_center(shift_ptr, mrel_ptr, c, cmask, HAS_MREL, CB, ACC)
     rstd = tl.load(rstd_ptr + c, mask=cmask, other=1.0).to(ACC)
     ctr, off_r = _xhat_center(shift, mrel, rstd)
@@ -1289,8 +1300,8 @@ def _bn_bwd_resident_kernel(
     k2 = -k1 * (fa / count)
     k3 = -k1 * (fb / count)
     off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
-    g = _resident_grad(dyr, yr, m, RELU, ACC)
-    xh = (xr.to(ACC) - ctr[:, None]) * rstd[:, None] + off_r[:, None]
+    g = _resident_grad(dyr, yr, RELU, ACC)
+    xh = _xhat_tile(xr.to(ACC), ctr, off_r, rstd)
     dx = k1[:, None] * g + (k2[:, None] + k3[:, None] * xh)
     tl.store(dx_ptr + off, dx.to(dx_ptr.dtype.element_ty), mask=m)
     if DZ:
