@@ -1546,6 +1546,19 @@ def test_resident_plan_contract(flat, sms):
     assert config.batch_norm_resident_plan(False, 64, 256 * 3136, 4, 132) is None  # 256×64×56²
 
 
+def test_resident_backward_plan_budget():
+    """The backward's budget is shared by its held tensors; 16-bit channels-last inputs count their own bytes
+    (held as loaded), NCHW ones and fp32 the accumulation dtype's."""
+    plan = config.batch_norm_resident_backward_plan
+    for flat, v in ((True, 32 * 49), (False, 32 * 64)):  # 32×2048×7²: past fp32's budget for two tensors
+        assert plan(flat, 2048, v, 4, 2, 132, 0 if flat else 64, 4) is None
+        bf16 = plan(flat, 2048, v, 4, 2, 132, 0 if flat else 64, 2)
+        assert (bf16 is not None) == config.BN_RESIDENT_BACKWARD_HOLD_LOADED[flat], (flat, bf16)
+        assert plan(flat, 2048, v, 4, 3, 132, 0 if flat else 64, 2) is None  # y held too, under a fused ReLU
+        small = plan(flat, 256, 32 * 196, 4, 2, 132, 0, 4)  # 32×256×14²
+        assert small == config.batch_norm_resident_plan(flat, 256, 32 * 196, 8, 132, 0, 4)
+
+
 @pytest.fixture
 def many_resident_items(monkeypatch):
     """Resident items of at most 64 elements on 32 programs: channel blocks of several items (partials merged in
@@ -1596,7 +1609,8 @@ def test_resident_backward(many_resident_items, monkeypatch, shape, cl, relu, dt
     monkeypatch.setattr(K, "_backward_launch", None)  # a call would fail
     x, w, b, rm, rv = _make(shape, cl, dtype, device)
     xv = K.view(x.detach())
-    plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, 4 * (3 if relu else 2), 32, xv.l)
+    plan = config.batch_norm_resident_backward_plan(xv.flat, xv.c, xv.v, 4, 3 if relu else 2, 32, xv.l,
+                                                    x.element_size())
     assert plan is not None and plan.split > plan.ms, plan  # the sums take several steps
     z = torch.randn_like(x, requires_grad=True) if relu else None
     _check_bn(x, w, b, rm, rv, training=True, activation="relu" if relu else None, z=z, dtype=dtype)

@@ -2120,15 +2120,16 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
 
 def _backward_resident(xv: View, dy, y, dx, dz, weight, shift, mrel, rstd, dw, db, *, fix_gamma: bool,
                        relu: bool) -> torch.Tensor | None:
-    """The single-read training backward (``_bn_bwd_resident_kernel``) when its items fit (``batch_norm_resident_plan``
-    with the budget shared by the held tensors): one cooperative launch -> the sums [2, C]; None, with nothing
-    written, when they do not fit or the device cannot hold the grid at once (as ``_forward_resident``)."""
+    """The single-read training backward (``_bn_bwd_resident_kernel``) when its items fit
+    (``batch_norm_resident_backward_plan``: the budget shared by the held tensors): one cooperative launch -> the sums
+    [2, C]; None, with nothing written, when they do not fit or the device cannot hold the grid at once (as
+    ``_forward_resident``)."""
     acc = _acc(xv.x.dtype)
     c = xv.c
     dev = xv.x.device
     held = 3 if relu else 2  # dy and x, and y
-    plan = config.batch_norm_resident_plan(xv.flat, c, xv.v, acc.itemsize * held, _sms(xv), xv.l,
-                                           xv.x.element_size())
+    plan = config.batch_norm_resident_backward_plan(xv.flat, c, xv.v, acc.itemsize, held, _sms(xv), xv.l,
+                                                    xv.x.element_size())
     if plan is None or dev in _RESIDENT_REFUSED:
         return None
     sums = _scratch(2 * c, acc, dev)

@@ -967,6 +967,12 @@ BN_RESIDENT = True
 #: (26.5), bf16 10.8 -> 17.5 (12.3); NCHW fp32 32×256×14² 30.8 -> 32.5, 8×64×56² 28.8 -> 32.9, bf16 8×64×56² 19.0 ->
 #: 20.9, 32×256×14² 19.9 -> 19.2.
 BN_RESIDENT_BACKWARD = True
+#: The bytes the backward's budget counts per held element, by layout (flat: channels-last): 16-bit inputs are held as
+#: loaded, so channels-last counts their own bytes (bf16 items of 32768 values, 8 warps; sm_90 spills 128-176 B) and
+#: NCHW the accumulation dtype's (their larger items lost). H200, session 34, call 1, bf16, graph replays, % of copy,
+#: two launches -> one at the x element's bytes (torch): CL 32×2048×7² 20.3 -> 26.2 (14.5), 16×1024×14² 19.8 -> 25.2
+#: (18.3); NCHW 32×2048×7² 20.2 -> 15.6, 16×1024×14² 30.3 -> 27.5; 16 warps lost in both layouts.
+BN_RESIDENT_BACKWARD_HOLD_LOADED = {True: True, False: False}
 BN_RESIDENT_BYTES = 32768 * 4
 BN_RESIDENT_WARPS = {2: 8, 4: 8, 8: 16}
 BN_RESIDENT_MIN_RUN = {True: 32, False: 256}
@@ -982,6 +988,15 @@ class ResidentPlan(NamedTuple):
 
 
 @functools.cache
+def batch_norm_resident_backward_plan(flat: bool, c: int, v: int, acc_size: int, held: int, sms: int, lanes: int,
+                                      x_size: int) -> ResidentPlan | None:
+    """The single-read backward's plan: ``batch_norm_resident_plan`` with its budget shared by the ``held`` tensors
+    (dy and x, and y under a fused ReLU), each element counted at ``acc_size`` bytes, or at ``x_size`` where
+    BN_RESIDENT_BACKWARD_HOLD_LOADED[flat] and the input is narrower."""
+    elem = min(acc_size, x_size) if BN_RESIDENT_BACKWARD_HOLD_LOADED[flat] else acc_size
+    return batch_norm_resident_plan(flat, c, v, elem * held, sms, lanes, x_size)
+
+
 def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int, lanes: int = 0, x_size: int = 4
                              ) -> ResidentPlan | None:
     """The single-read plan for ``c`` channels of ``v`` inner indices, or None when the tensor does not fit in
