@@ -1546,17 +1546,22 @@ def test_resident_plan_contract(flat, sms):
     assert config.batch_norm_resident_plan(False, 64, 256 * 3136, 4, 132) is None  # 256×64×56²
 
 
-def test_resident_backward_plan_budget():
-    """The backward's budget is shared by its held tensors; 16-bit channels-last inputs count their own bytes
-    (held as loaded), NCHW ones and fp32 the accumulation dtype's."""
-    plan = config.batch_norm_resident_backward_plan
-    for flat, v in ((True, 32 * 49), (False, 32 * 64)):  # 32×2048×7²: past fp32's budget for two tensors
-        assert plan(flat, 2048, v, 4, 2, 132, 0 if flat else 64, 4) is None
-        bf16 = plan(flat, 2048, v, 4, 2, 132, 0 if flat else 64, 2)
-        assert (bf16 is not None) == config.BN_RESIDENT_BACKWARD_HOLD_LOADED[flat], (flat, bf16)
-        assert plan(flat, 2048, v, 4, 3, 132, 0 if flat else 64, 2) is None  # y held too, under a fused ReLU
-        small = plan(flat, 256, 32 * 196, 4, 2, 132, 0, 4)  # 32×256×14²
-        assert small == config.batch_norm_resident_plan(flat, 256, 32 * 196, 8, 132, 0, 4)
+def test_resident_held_bytes():
+    """An element held by a single-read kernel counts the accumulation dtype's bytes, or, for 16-bit channels-last
+    inputs (held as loaded), its own; the backward's budget is shared by its held tensors (dy and x, and y)."""
+    held = config.batch_norm_resident_held_bytes
+    plan = config.batch_norm_resident_plan
+    for flat in (False, True):
+        own = config.BN_RESIDENT_HOLD_LOADED[flat]
+        assert held(flat, 4, 4) == 4 and held(flat, 8, 8) == 8 and held(flat, 4, 2) == (2 if own else 4)
+    # 32×256×28² bf16 (6.4M elements): past 132 programs of 32768 values, within 132 of 65536
+    assert plan(True, 256, 32 * 784, held(True, 4, 2), 132, 0, 2) is not None
+    assert plan(False, 256, 32 * 784, held(False, 4, 2), 132, 0, 2) is None
+    # 32×2048×7² backward: past fp32's budget for two tensors; bf16 channels-last fits, with y as well it does not
+    assert plan(True, 2048, 32 * 49, 2 * held(True, 4, 4), 132, 0, 4) is None
+    assert plan(True, 2048, 32 * 49, 2 * held(True, 4, 2), 132, 0, 2) is not None
+    assert plan(True, 2048, 32 * 49, 3 * held(True, 4, 2), 132, 0, 2) is None
+    assert plan(False, 2048, 32 * 64, 2 * held(False, 4, 2), 132, 64, 2) is None
 
 
 @pytest.fixture
@@ -1569,17 +1574,19 @@ def many_resident_items(monkeypatch):
     monkeypatch.setattr(config, "multiprocessor_count", lambda device: 32)
 
 
-@pytest.mark.parametrize("shape,cl,row_lanes", [
-    ((5, 6, 3, 7), False, 2048),  # NCHW row layout (21 of 32 lanes real)
-    ((4, 6, 3, 7), False, 4),  # NCHW with a division per element
-    ((5, 6, 3, 7), True, 2048),  # channels-last
-    ((17, 10), False, 2048),  # (N, C) rows
+@pytest.mark.parametrize("shape,cl,row_lanes,dtype", [
+    ((5, 6, 3, 7), False, 2048, torch.float32),  # NCHW row layout (21 of 32 lanes real)
+    ((4, 6, 3, 7), False, 4, torch.float32),  # NCHW with a division per element
+    ((5, 6, 3, 7), True, 2048, torch.float32),  # channels-last
+    ((5, 6, 3, 7), True, 2048, torch.bfloat16),  # channels-last held as loaded: items of twice the values
+    ((17, 10), False, 2048, torch.float32),  # (N, C) rows
 ])
-def test_resident_many_items(many_resident_items, monkeypatch, shape, cl, row_lanes, device):
+def test_resident_many_items(many_resident_items, monkeypatch, shape, cl, row_lanes, dtype, device):
     monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
-    x, w, b, rm, rv = _make(shape, cl, torch.float32, device)
+    x, w, b, rm, rv = _make(shape, cl, dtype, device)
     xv = K.view(x.detach())
-    plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, 4, 32, xv.l)
+    elem = config.batch_norm_resident_held_bytes(xv.flat, 4, x.element_size())
+    plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, elem, 32, xv.l)
     assert plan is not None and plan.split > plan.ms, plan  # the merge takes several steps
     z = torch.randn_like(x, requires_grad=True)
     _check_bn(x, w, b, rm, rv, training=True, activation="relu", z=z)
@@ -1609,8 +1616,8 @@ def test_resident_backward(many_resident_items, monkeypatch, shape, cl, relu, dt
     monkeypatch.setattr(K, "_backward_launch", None)  # a call would fail
     x, w, b, rm, rv = _make(shape, cl, dtype, device)
     xv = K.view(x.detach())
-    plan = config.batch_norm_resident_backward_plan(xv.flat, xv.c, xv.v, 4, 3 if relu else 2, 32, xv.l,
-                                                    x.element_size())
+    elem = config.batch_norm_resident_held_bytes(xv.flat, 4, x.element_size()) * (3 if relu else 2)
+    plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, elem, 32, xv.l)
     assert plan is not None and plan.split > plan.ms, plan  # the sums take several steps
     z = torch.randn_like(x, requires_grad=True) if relu else None
     _check_bn(x, w, b, rm, rv, training=True, activation="relu" if relu else None, z=z, dtype=dtype)

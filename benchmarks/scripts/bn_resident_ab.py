@@ -57,7 +57,8 @@ def main():
                 rm, rv = case["rm"].clone(), case["rv"].clone()
                 expected = (F.batch_norm(x, rm, rv, case["w"], case["b"], True, 0.1, 1e-5), rm, rv)
                 xv = fastnorm.kernels.batch_norm.view(x)
-                plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, 4, config.multiprocessor_count(0), xv.l,
+                elem = config.batch_norm_resident_held_bytes(xv.flat, 4, x.element_size())
+                plan = config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, elem, config.multiprocessor_count(0), xv.l,
                                                        x.element_size())
                 row = {"shape": shape, "dtype": dtype_name, "layout": "CL" if cl else "NCHW",
                        "plan": None if plan is None else plan._asdict(),

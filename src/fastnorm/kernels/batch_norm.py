@@ -1911,7 +1911,8 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     mh, ml = _hilo(0.0 if momentum is None else momentum)
     eh, el = _hilo(eps)
     ch, cl = _hilo(float(xv.count))
-    resident = config.BN_RESIDENT and config.batch_norm_resident_plan(xv.flat, c, v, acc.itemsize, _sms(xv), xv.l,
+    elem = config.batch_norm_resident_held_bytes(xv.flat, acc.itemsize, xv.x.element_size())
+    resident = config.BN_RESIDENT and config.batch_norm_resident_plan(xv.flat, c, v, elem, _sms(xv), xv.l,
                                                                       xv.x.element_size())
     if resident and _forward_resident(xv, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt,
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
@@ -2121,15 +2122,15 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
 def _backward_resident(xv: View, dy, y, dx, dz, weight, shift, mrel, rstd, dw, db, *, fix_gamma: bool,
                        relu: bool) -> torch.Tensor | None:
     """The single-read training backward (``_bn_bwd_resident_kernel``) when its items fit
-    (``batch_norm_resident_backward_plan``: the budget shared by the held tensors): one cooperative launch -> the sums
+    (``batch_norm_resident_plan``, the budget shared by the held tensors): one cooperative launch -> the sums
     [2, C]; None, with nothing written, when they do not fit or the device cannot hold the grid at once (as
     ``_forward_resident``)."""
     acc = _acc(xv.x.dtype)
     c = xv.c
     dev = xv.x.device
     held = 3 if relu else 2  # dy and x, and y
-    plan = config.batch_norm_resident_backward_plan(xv.flat, c, xv.v, acc.itemsize, held, _sms(xv), xv.l,
-                                                    xv.x.element_size())
+    elem = config.batch_norm_resident_held_bytes(xv.flat, acc.itemsize, xv.x.element_size())
+    plan = config.batch_norm_resident_plan(xv.flat, c, xv.v, elem * held, _sms(xv), xv.l, xv.x.element_size())
     if plan is None or dev in _RESIDENT_REFUSED:
         return None
     sums = _scratch(2 * c, acc, dev)

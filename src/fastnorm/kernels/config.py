@@ -948,18 +948,19 @@ def _merge_width(cb: int) -> int:
 
 #: Single-read training forward (``_bn_fwd_resident_kernel``): when the whole tensor fits in the registers of one
 #: program per multiprocessor, each program holds its item from the statistics to the output (x read once).
-#: BN_RESIDENT_BYTES: accumulation-dtype bytes held per program (32768 fp32 values); BN_RESIDENT_WARPS by the
-#: bytes of an x element: 8 for 16-bit inputs (128 values per thread: 0-48 bytes of spills on sm_90a; 2-12% faster
-#: than 16 warps in two H200 runs, session 8) and for fp32 (session 8's kernel spilled 200-350 bytes at 8 warps and
-#: lost up to 10% in channels-last; the current one gained on the H200, session 32, call 9, training forward, CUDA-graph
-#: replays, % of copy, 16 -> 8 warps: CL 8×64×56² 11.4 -> 18.4, 32×256×14² 17.2 -> 21.1, 16×1024×14² 29.4 -> 32.6,
-#: 32×2048×7² 30.0 -> 32.8; NCHW 32×2048×7² 25.5 -> 26.9, 16×1024×14² 31.6 -> 32.9, 8×64×56² 22.3 -> 22.9,
-#: 32×256×14² 23.1 -> 22.9; 32 warps lost; sm_90 registers at 8 warps 103-254, 104 bytes of spills at NCHW
-#: 32×2048×7², 32 at 16 warps), 16 for fp64; BN_RESIDENT_MIN_RUN: the shortest contiguous run an item
-#: reads (elements along the channel in channels-last, along the inner index in NCHW), for whole 32-byte sectors.
-#: Measured on the H200 (NOTES.md, session 8): 2 or 4 programs per multiprocessor (half or a quarter of the warps
-#: and values each) were faster at some NCHW shapes, slower at channels-last ones, and 5-20x slower where a program
-#: held one channel.
+#: BN_RESIDENT_BYTES: bytes held per program (32768 fp32 values; an element's bytes: BN_RESIDENT_HOLD_LOADED);
+#: BN_RESIDENT_WARPS by the bytes of an x element: 8 for 16-bit inputs (128 values per thread: 0-48 bytes of spills on
+#: sm_90a; 2-12% faster than 16 warps in two H200 runs, session 8) and for fp32 (session 8's kernel spilled 200-350
+#: bytes at 8 warps and lost up to 10% in channels-last; the current one gained on the H200, session 32, call 9,
+#: training forward, CUDA-graph replays, % of copy, 16 -> 8 warps: CL 8×64×56² 11.4 -> 18.4, 32×256×14² 17.2 -> 21.1,
+#: 16×1024×14² 29.4 -> 32.6, 32×2048×7² 30.0 -> 32.8; NCHW 32×2048×7² 25.5 -> 26.9, 16×1024×14² 31.6 -> 32.9, 8×64×56²
+#: 22.3 -> 22.9, 32×256×14² 23.1 -> 22.9; 32 warps lost; sm_90 registers at 8 warps 103-254, 104 bytes of spills at NCHW
+#: 32×2048×7², 32 at 16 warps), 16 for fp64; BN_RESIDENT_MIN_RUN: the shortest contiguous run an item reads (elements
+#: along the channel in channels-last, along the inner index in NCHW), for whole 32-byte sectors. Measured on the H200
+#: (NOTES.md, session 8): 2 or 4 programs per multiprocessor (half or a quarter of the warps and values each) were
+#: faster at some NCHW shapes, slower at channels-last ones, and 5-20x slower where a program held one channel; session
+#: 34 (call 3, forward and backward at 32×256×14² and 8×64×56², two programs an SM of half the budget, 8 or 4 warps):
+#: within a point or lower (fp32 CL 32×256×14² forward 21.4 -> 18.8 / 20.3).
 BN_RESIDENT = True
 #: The training backward's single read (``_bn_bwd_resident_kernel``, session 33): the same plan, its budget shared by
 #: the tensors an item holds (dy and x, and y under a fused ReLU). H200, graph replays, % of copy, two launches ->
@@ -967,13 +968,15 @@ BN_RESIDENT = True
 #: (26.5), bf16 10.8 -> 17.5 (12.3); NCHW fp32 32×256×14² 30.8 -> 32.5, 8×64×56² 28.8 -> 32.9, bf16 8×64×56² 19.0 ->
 #: 20.9, 32×256×14² 19.9 -> 19.2.
 BN_RESIDENT_BACKWARD = True
-#: The bytes the backward's budget counts per held element, by layout (flat: channels-last): 16-bit inputs are held as
-#: loaded, so channels-last counts their own bytes (bf16 items of 32768 values, 8 warps; sm_90 spills 128-176 B) and
-#: NCHW the accumulation dtype's (their larger items lost). H200, session 34, call 1, bf16, graph replays, % of copy,
-#: two launches -> one at the x element's bytes (torch): CL 32×2048×7² 20.3 -> 26.2 (14.5), 16×1024×14² 19.8 -> 25.2
-#: (18.3); NCHW 32×2048×7² 20.2 -> 15.6, 16×1024×14² 30.3 -> 27.5; 16 warps lost in both layouts.
-BN_RESIDENT_BACKWARD_HOLD_LOADED = {True: True, False: False}
 BN_RESIDENT_BYTES = 32768 * 4
+#: The bytes a held element counts in that budget, by layout (flat: channels-last): 16-bit inputs are held as loaded,
+#: so in channels-last they count their own bytes (bf16 items of up to 65536 values, 8 warps; sm_90 spills 128-360 B)
+#: and in NCHW the accumulation dtype's (their larger items lost there). H200, session 34, bf16, graph replays, % of
+#: copy, fp32-counted -> own bytes (torch). Backward (call 1; two launches -> one): CL 32×2048×7² 20.3 -> 26.2 (14.5),
+#: 16×1024×14² 19.8 -> 25.2 (18.3); NCHW 32×2048×7² 20.2 -> 15.6, 16×1024×14² 30.3 -> 27.5. Forward (call 4; two
+#: launches -> one): CL 32×256×28² 20.8 -> 24.9 (15.6), 32×64×56² 20.4 -> 23.2 (14.8), 32×1024×14² 20.6 -> 24.3
+#: (14.2); NCHW 32×256×28² 27.9 -> 27.7, 32×64×56² 30.0 -> 17.6, 32×1024×14² 26.7 -> 26.4. 16 warps lost in both.
+BN_RESIDENT_HOLD_LOADED = {True: True, False: False}
 BN_RESIDENT_WARPS = {2: 8, 4: 8, 8: 16}
 BN_RESIDENT_MIN_RUN = {True: 32, False: 256}
 
@@ -987,25 +990,23 @@ class ResidentPlan(NamedTuple):
     num_warps: int
 
 
-@functools.cache
-def batch_norm_resident_backward_plan(flat: bool, c: int, v: int, acc_size: int, held: int, sms: int, lanes: int,
-                                      x_size: int) -> ResidentPlan | None:
-    """The single-read backward's plan: ``batch_norm_resident_plan`` with its budget shared by the ``held`` tensors
-    (dy and x, and y under a fused ReLU), each element counted at ``acc_size`` bytes, or at ``x_size`` where
-    BN_RESIDENT_BACKWARD_HOLD_LOADED[flat] and the input is narrower."""
-    elem = min(acc_size, x_size) if BN_RESIDENT_BACKWARD_HOLD_LOADED[flat] else acc_size
-    return batch_norm_resident_plan(flat, c, v, elem * held, sms, lanes, x_size)
+def batch_norm_resident_held_bytes(flat: bool, acc_size: int, x_size: int) -> int:
+    """The bytes an element held by a single-read kernel counts in BN_RESIDENT_BYTES: the accumulation dtype's
+    (``acc_size``), or x's own (``x_size``) where narrower and BN_RESIDENT_HOLD_LOADED[flat]. The backward holds two
+    or three tensors (dy and x, and y under a fused ReLU) and counts each."""
+    return min(acc_size, x_size) if BN_RESIDENT_HOLD_LOADED[flat] else acc_size
 
 
-def batch_norm_resident_plan(flat: bool, c: int, v: int, acc_size: int, sms: int, lanes: int = 0, x_size: int = 4
+def batch_norm_resident_plan(flat: bool, c: int, v: int, elem_bytes: int, sms: int, lanes: int = 0, x_size: int = 4
                              ) -> ResidentPlan | None:
     """The single-read plan for ``c`` channels of ``v`` inner indices, or None when the tensor does not fit in
-    ``sms`` programs of BN_RESIDENT_BYTES // acc_size values. Among the items that fit (a power-of-two channel
+    ``sms`` programs of BN_RESIDENT_BYTES // elem_bytes values (``elem_bytes``: what an element of the item counts,
+    ``batch_norm_resident_held_bytes`` times the tensors held). Among the items that fit (a power-of-two channel
     block, inner extents of a power of two, whole runs of at least BN_RESIDENT_MIN_RUN), the plan with the least
     work per program: the item's elements plus the partials every program reads in its merge (3·split·cb values,
     weighted 2: 4-byte partials against 2-byte elements), then the fewest programs; warps by ``x_size``, the bytes
     of an x element. (The launcher consults it when BN_RESIDENT.)"""
-    cap = BN_RESIDENT_BYTES // acc_size
+    cap = BN_RESIDENT_BYTES // elem_bytes
     best = None
     cb = 1
     while cb <= _next_pow2(c):
