@@ -969,13 +969,17 @@ BN_RESIDENT = True
 #: 20.9, 32×256×14² 19.9 -> 19.2.
 BN_RESIDENT_BACKWARD = True
 BN_RESIDENT_BYTES = 32768 * 4
-#: The bytes a held element counts in that budget, by layout (flat: channels-last): 16-bit inputs are held as loaded,
-#: so in channels-last they count their own bytes (bf16 items of up to 65536 values, 8 warps; sm_90 spills 128-360 B)
-#: and in NCHW the accumulation dtype's (their larger items lost there). H200, session 34, bf16, graph replays, % of
-#: copy, fp32-counted -> own bytes (torch). Backward (call 1; two launches -> one): CL 32×2048×7² 20.3 -> 26.2 (14.5),
-#: 16×1024×14² 19.8 -> 25.2 (18.3); NCHW 32×2048×7² 20.2 -> 15.6, 16×1024×14² 30.3 -> 27.5. Forward (call 4; two
-#: launches -> one): CL 32×256×28² 20.8 -> 24.9 (15.6), 32×64×56² 20.4 -> 23.2 (14.8), 32×1024×14² 20.6 -> 24.3
-#: (14.2); NCHW 32×256×28² 27.9 -> 27.7, 32×64×56² 30.0 -> 17.6, 32×1024×14² 26.7 -> 26.4. 16 warps lost in both.
+#: The bytes a held element counts in that budget, by layout (flat: channels-last): 16-bit inputs are held as loaded, so
+#: in channels-last they count their own bytes (bf16 items of up to 65536 values, 8 warps; sm_90 spills 128-360 B) and
+#: in NCHW the accumulation dtype's (their larger items lost there). bf16, graph replays, % of copy, fp32-counted -> own
+#: bytes (torch). H200, session 34: backward (call 1; two launches -> one) CL 32×2048×7² 20.3 -> 26.2 (14.5),
+#: 16×1024×14² 19.8 -> 25.2 (18.3), NCHW 32×2048×7² 20.2 -> 15.6, 16×1024×14² 30.3 -> 27.5; forward (call 4) CL
+#: 32×256×28² 20.8 -> 24.9 (15.6), 32×64×56² 20.4 -> 23.2 (14.8), 32×1024×14² 20.6 -> 24.3 (14.2), NCHW 32×256×28² 27.9
+#: -> 27.7, 32×64×56² 30.0 -> 17.6, 32×1024×14² 26.7 -> 26.4; fused-ReLU backward (call 5; y held too) CL 8×64×56² 17.1
+#: -> 21.9 (16.9), 32×256×14² 18.9 -> 22.5 (17.3); 16 warps lost in both layouts. H100 (call 9, CL): backward 32×2048×7²
+#: 27.2 -> 31.9, 16×1024×14² 26.8 -> 31.8; forward 32×256×28² 27.4 -> 31.1, 32×64×56² 27.7 -> 29.8, 32×1024×14² 27.6 ->
+#: 30.8; fused-ReLU backward 8×64×56² 23.2 -> 28.7, 32×256×14² 25.7 -> 29.7; the tensors whose plans it leaves alone
+#: within 0.5.
 BN_RESIDENT_HOLD_LOADED = {True: True, False: False}
 BN_RESIDENT_WARPS = {2: 8, 4: 8, 8: 16}
 BN_RESIDENT_MIN_RUN = {True: 32, False: 256}
