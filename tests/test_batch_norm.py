@@ -218,7 +218,7 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     monkeypatch.setattr(config, "BN_SUMS_WAVE", 1)
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 128, "stream": 128})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
-    monkeypatch.setattr(config, "BN_CL_SUMS_ROW_BYTES", 0)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     x, w, b, rm, rv = _make((9, 3, 6, 7), cl, torch.float32, device, requires_grad=False)
     x = x.detach().clone()
@@ -461,7 +461,7 @@ def small_plans(monkeypatch):
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_MSUB", 2)
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
-    monkeypatch.setattr(config, "BN_CL_SUMS_ROW_BYTES", 0)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
     monkeypatch.setattr(config, "BN_RESIDENT", False)  # (each setattr also clears config's cached plans)
 
 
@@ -569,7 +569,7 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 256, "stream": 256})
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 32, "bwd": 32, "sums": 32})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
-    monkeypatch.setattr(config, "BN_CL_SUMS_ROW_BYTES", 0)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
     monkeypatch.setattr(config, "BN_ITEMS_PER_SM", dict.fromkeys(config.BN_ITEMS_PER_SM, 1))
     monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
     monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
@@ -639,10 +639,13 @@ def test_repeat_launches_take_the_direct_launch(monkeypatch):
 @pytest.mark.parametrize("flat", [False, True])
 def test_sums_plan_is_one_wave(flat):
     """The backward's sums pass: items cover every channel and inner index exactly once, in tiles of
-    BN_TILE["sums"], and fit one wave of BN_SUMS_WAVE per multiprocessor; channels-last tiles of 16-bit x take
-    BN_CL_SUMS_ROW_BYTES of a row (64 channels), of 4- and 8-byte x BN_CL_CB's 32."""
+    BN_TILE["sums"] (channels-last: BN_CL_SUMS' "tile"), and fit one wave of BN_SUMS_WAVE (BN_CL_SUMS' "wave") per
+    multiprocessor; channels-last tiles of 16-bit x take BN_CL_SUMS' "row_bytes" of a row (64 channels), of 4- and
+    8-byte x BN_CL_CB's 32."""
     sms = 132
-    slots = config.BN_SUMS_WAVE * sms
+    cl = config.BN_CL_SUMS
+    tile = cl["tile"] if flat else config.BN_TILE["sums"]
+    slots = (cl["wave"] if flat else config.BN_SUMS_WAVE) * sms
     for c, v, lanes, x_size in itertools.product((1, 3, 64, 65, 128, 1024, 2048),
                                                  (1, 7, 32 * 49, 256 * 196, 256 * 3136), (0, 64), (0, 2, 4, 8)):
         if lanes and (flat or v % lanes):
@@ -651,7 +654,7 @@ def test_sums_plan_is_one_wave(flat):
         if flat:
             assert plan.cb == min(triton.next_power_of_2(c), 64 if x_size == 2 else 32), (c, x_size, plan)
         ncb = -(-c // plan.cb)
-        assert plan.cb * plan.bs == max(config.BN_TILE["sums"], plan.cb * lanes), (c, v, plan)
+        assert plan.cb * plan.bs == max(tile, plan.cb * lanes), (c, v, plan)
         assert plan.vpi % plan.bs == 0 and plan.split * plan.vpi >= v > (plan.split - 1) * plan.vpi
         assert ncb * plan.split <= slots, (c, v, plan)
         assert plan.nsub * plan.msub >= plan.split
@@ -740,7 +743,7 @@ def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
     monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 64, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
-    monkeypatch.setattr(config, "BN_CL_SUMS_ROW_BYTES", 0)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
     monkeypatch.setattr(config, "BN_SUMS_WAVE", 64)
     monkeypatch.setattr(config, "BN_MSUB", 2)
     monkeypatch.setattr(config, "BN_STREAM_LARGE", (64, 64))
@@ -1173,7 +1176,7 @@ def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, devi
     monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2, "sums": 2})
-    monkeypatch.setattr(config, "BN_CL_SUMS_ROW_BYTES", 0)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
     x, w, b, rm, rv = _make(shape, cl, dtype, device, seed=11)
     dy = torch.randn(shape, device=device).to(dtype)
     reread = x.numel() * x.element_size()

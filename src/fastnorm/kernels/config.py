@@ -537,16 +537,24 @@ BN_ITEM = {"fused": 32768, "stream": 65536}
 #: Channels per tile in the channels-last layout (a row segment of cb·elem_size bytes), by kind. Measured
 #: on the H200 (NOTES.md, session 3): 32 for the statistics pass (channels-last training forward +1..4 points
 #: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²); the backward's sums pass
-#: takes the statistics pass's 32 (measured with its one-wave plan, session 15), widened to BN_CL_SUMS_ROW_BYTES.
+#: takes the statistics pass's 32 (measured with its one-wave plan, session 15), widened to BN_CL_SUMS' "row_bytes".
 BN_CL_CB = {"fused": 32, "stream": 64, "sums": 32}
-#: The channels-last sums pass reads rows of at least this many bytes of x (and of dy), or all C: 16-bit x takes 64
-#: channels a tile, where 32 were half a 128-byte line. Measured on an H100 (NOTES.md, session 26; training backward,
-#: CUDA-graph replays, % of copy, 32 -> 64 channels): bf16 8×256×128² 47.4 / 49.7 -> 52.5 / 52.5, 256×256×28² 51.9 ->
-#: 54.9, 256×1024×14² 54.0 -> 55.8, 2×256×200×304 50.3 -> 51.3, 256×64×56² 54.8 / 54.9 -> 55.1 / 55.1, 128×2048×7² 38.7
-#: -> 38.7; fp32 at 64 lost (256×64×56² 58.1 -> 57.5, 8×256×128² 56.9 -> 56.3, 128×2048×7² 51.3 -> 50.6): it keeps 32,
+#: The channels-last sums pass's own plan (None: the generic BN_CL_CB["sums"], BN_TILE["sums"], BN_SUMS_WAVE).
+#: "row_bytes": its tiles read rows of at least this many bytes of x (and of dy), or all C: 16-bit x takes 64 channels
+#: a tile, where 32 were half a 128-byte line. Measured on an H100 (NOTES.md, session 26; training backward, CUDA-graph
+#: replays, % of copy, 32 -> 64 channels): bf16 8×256×128² 47.4 / 49.7 -> 52.5 / 52.5, 256×256×28² 51.9 -> 54.9,
+#: 256×1024×14² 54.0 -> 55.8, 2×256×200×304 50.3 -> 51.3, 256×64×56² 54.8 / 54.9 -> 55.1 / 55.1, 128×2048×7² 38.7 ->
+#: 38.7; fp32 at 64 lost (256×64×56² 58.1 -> 57.5, 8×256×128² 56.9 -> 56.3, 128×2048×7² 51.3 -> 50.6): it keeps 32,
 #: 128 bytes too. The statistics pass at 64: bf16 8×256×128² 47.0 -> 48.8, but 56² 55.1 -> 53.7 and 2×256×200×304 48.4
-#: -> 47.4; it keeps 32.
-BN_CL_SUMS_ROW_BYTES = 128
+#: -> 47.4; it keeps 32. "tile", "wave": tiles of this many elements (2048: 4 warps) and up to this many items per
+#: multiprocessor, against the generic 4096 (8 warps) and 2 (session 34; training backward, graph replays, % of copy,
+#: two rounds; H200, calls 7-8: bf16 128×2048×7² 40.7 / 40.5 -> 42.1 / 41.6, 256×64×56² 52.5 -> 53.1, fp32
+#: 128×2048×7² 50.7 / 50.1 -> 51.8 / 51.1, 32×512×28² 49.9 / 50.0 -> 51.4 / 51.0, 256×64×56² 58.8 / 57.6 -> 59.0 /
+#: 57.9, 8×256×128² 57.4 -> 57.7; H100, call 10: bf16 56² 55.8 -> 56.1, 128×2048×7² 47.7 -> 49.4, fp32 56² 58.3 ->
+#: 58.5, 8×256×128² 57.6 -> 58.1, 128×2048×7² 54.3 -> 55.5, 32×512×28² 54.2 -> 55.1). The NCHW sums keep the generic
+#: plan: the same settings lost there at bf16 8×256×128² (54.0 -> 51.5) and 56² (57.2 -> 56.6), H200 call 8. Tiles of
+#: 2048 alone gained less, 1 item an SM or 4 were lower (calls 6-7).
+BN_CL_SUMS: dict[str, int] | None = {"row_bytes": 128, "tile": 2048, "wave": 3}
 #: Largest channel block for NCHW items that gather several small channels, and the smallest in the
 #: NCHW row layout (S <= BN_ROW_LANES_MAX: a channel's run per image is at most 64 elements, so one
 #: channel per tile reads many short runs; adjacent channels' runs are adjacent in memory).
@@ -690,7 +698,7 @@ BN_STATS_WAVE_BY_DEVICE: dict[str, dict[str, int]] = {"H100 80GB HBM3": {"flat":
 #: H200 (NOTES.md, session 15; training backward, CUDA-graph replays, % of copy) against the one-pass kernels' plan
 #: (up to 32 items per SM of 2048-element tiles): bf16 NCHW 56² 52.6 -> 53.9, 28² 51.2 -> 52.7, 14² 42.3 -> 45.0,
 #: CL 56² 48.7 -> 50.4, fp32 CL 56² 52.1 -> 56.2, NCHW 28² 56.4 -> 57.0; 3 or 4 items per SM, or 2 of 2048-element
-#: tiles, within a point of it or below.
+#: tiles, within a point of it or below. Channels-last sums take BN_CL_SUMS' instead.
 BN_SUMS_WAVE = 2
 #: NCHW inputs with S <= this many (padded to a power of two) lanes per image use the row layout
 #: (index = n·L + s: shifts and masks instead of a division per element). Measured on the H200: better
@@ -886,9 +894,11 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     divides the channel count), within the cap of the channels' power of two and the tile. ``lanes``: the NCHW row
     layout's lanes per image (tiles hold whole rows), or 0; ``stats_wave``: the statistics pass's items per
     multiprocessor (``batch_norm_stats_wave``; None: BN_STATS_WAVE); ``x_size``: bytes of an x element, with which
-    the channels-last sums pass's channel block widens to BN_CL_SUMS_ROW_BYTES of a row (0: BN_CL_CB alone).
+    the channels-last sums pass's channel block widens to BN_CL_SUMS' "row_bytes" of a row (its tile and items per
+    SM are BN_CL_SUMS' too; None: the generic settings).
     """
-    tile = BN_TILE["sums" if kind == "sums" else direction]
+    cl_sums = BN_CL_SUMS if flat and kind == "sums" else None
+    tile = cl_sums["tile"] if cl_sums else BN_TILE["sums" if kind == "sums" else direction]
     total = c * max(v, 1)
     small_key = kind  # the key of BN_ITEMS_PER_SM below BN_STREAM_LARGE
     if kind == "dx":  # a one-pass kind, with its own tile over large tensors
@@ -899,7 +909,10 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         kind = "stream"
     one_wave = kind == "sums" or (kind == "fused" and direction == "fwd")
     if one_wave:
-        per_sm = BN_SUMS_WAVE if kind == "sums" else (BN_STATS_WAVE if stats_wave is None else stats_wave)
+        if kind == "sums":
+            per_sm = cl_sums["wave"] if cl_sums else BN_SUMS_WAVE
+        else:
+            per_sm = BN_STATS_WAVE if stats_wave is None else stats_wave
     elif kind == "stream" and total >= BN_STREAM_LARGE[0]:
         per_sm = BN_STREAM_LARGE[1]
     else:
@@ -908,8 +921,8 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     item = max(min(tile, total), _cdiv(total, slots) if one_wave else min(BN_ITEM[kind], _cdiv(total, slots)))
     if flat:
         cb = BN_CL_CB[kind]
-        if kind == "sums" and x_size:
-            cb = max(cb, BN_CL_SUMS_ROW_BYTES // x_size)
+        if cl_sums and x_size:
+            cb = max(cb, cl_sums["row_bytes"] // x_size)
         cb = min(_next_pow2(c), cb)
     else:
         by_item = _prev_pow2(max(1, item // max(1, v)))
