@@ -1014,6 +1014,7 @@ def batch_norm_resident_held_bytes(flat: bool, acc_size: int, x_size: int) -> in
     return min(acc_size, x_size) if BN_RESIDENT_HOLD_LOADED[flat] else acc_size
 
 
+@functools.cache
 def batch_norm_resident_plan(flat: bool, c: int, v: int, elem_bytes: int, sms: int, lanes: int = 0, x_size: int = 4
                              ) -> ResidentPlan | None:
     """The single-read plan for ``c`` channels of ``v`` inner indices, or None when the tensor does not fit in
