@@ -1261,7 +1261,9 @@ def _bn_bwd_resident_kernel(
     of the block have stored theirs (``_gather``), each program adds the SPLIT partials in the same fixed order
     (``_sum_partials``: every program gets bitwise the same sums) and writes dx = k1·g + k2 + k3·x̂ (k1 = w·invstd,
     k2 = −k1·Σg/n, k3 = −k1·Σg·x̂/n) and dz = g with DZ from its registers. Program j = 0 writes the sums [2, C] to
-    sums_ptr and dw = Σg·x̂, db = Σg. x̂ as ``_bwd_tiles`` forms it. All NCB·SPLIT programs must be resident at
+    sums_ptr and dw = Σg·x̂, db = Σg. x̂ as ``_bwd_tiles`` forms it. g and x̂ are formed twice, for the partial and
+    for dx, from the loads held as loaded: what crosses the wait is dy and x in their own dtype (the budget
+    ``config.batch_norm_resident_held_bytes`` counts), not fp32 g and x̂. All NCB·SPLIT programs must be resident at
     once (a cooperative launch of at most one program per multiprocessor); sync_ptr and SERIAL as in the forward.
     """
     ncb, cb, j, c, cmask = _resident_item(C, CB)
@@ -1903,7 +1905,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     (shift, mean_rel, invstd) and updates the running statistics in place when given (momentum None: factor
     1/nbt read on device)."""
     acc = _acc(xv.x.dtype)
-    c, v = xv.c, xv.v
+    c = xv.c
     dev = xv.x.device
     shift = torch.empty(c, dtype=acc, device=dev)
     mrel = torch.empty(c, dtype=acc, device=dev)
@@ -1911,9 +1913,7 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     mh, ml = _hilo(0.0 if momentum is None else momentum)
     eh, el = _hilo(eps)
     ch, cl = _hilo(float(xv.count))
-    elem = config.batch_norm_resident_held_bytes(xv.flat, acc.itemsize, xv.x.element_size())
-    resident = config.BN_RESIDENT and config.batch_norm_resident_plan(xv.flat, c, v, elem, _sms(xv), xv.l,
-                                                                      xv.x.element_size())
+    resident = _resident_plan(xv, 1)
     if resident and _forward_resident(xv, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt,
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
@@ -1953,8 +1953,6 @@ def _forward_resident(xv: View, y, z, weight, bias, shift, mrel, rstd, running_m
     acc = _acc(xv.x.dtype)
     c = xv.c
     dev = xv.x.device
-    if dev in _RESIDENT_REFUSED:
-        return False
     part = _scratch(3 * c * plan.split, acc, dev)
     sync = _zeroed_counters(2 * plan.ncb, dev)
     return _launch_resident(_fwd_resident, xv, plan, (
@@ -1964,6 +1962,17 @@ def _forward_resident(xv: View, y, z, weight, bias, shift, mrel, rstd, running_m
         HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu, FIX_GAMMA=fix_gamma,
         UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none,
     ))
+
+
+def _resident_plan(xv: View, tensors: int) -> config.ResidentPlan | None:
+    """The single-read plan for ``tensors`` tensors of x's shape held at once (the forward: x; the backward: dy and
+    x, and y under a fused ReLU), each element counted as ``config.batch_norm_resident_held_bytes`` says; None when
+    BN_RESIDENT is off, the device refused a cooperative launch before, or they do not fit."""
+    if not config.BN_RESIDENT or xv.x.device in _RESIDENT_REFUSED:
+        return None
+    x_size = xv.x.element_size()
+    elem = config.batch_norm_resident_held_bytes(xv.flat, _acc(xv.x.dtype).itemsize, x_size)
+    return config.batch_norm_resident_plan(xv.flat, xv.c, xv.v, elem * tensors, _sms(xv), xv.l, x_size)
 
 
 def _launch_resident(launcher: _Launcher, xv: View, plan: config.ResidentPlan, args: tuple, meta: dict) -> bool:
@@ -2101,8 +2110,10 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     ``config.BN_TRAIN_FUSED``), "sums" (sums only) or "frozen" (dx = w·invstd·g and the sums in one pass).
     Writes dx/dz/dw/db when given; returns the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂). ``keep`` ("sums"): a dx pass
     follows, so the sums leave the end of what they read in L2 for it (``_kept``)."""
-    if mode == "train" and not is_var and config.BN_RESIDENT and config.BN_RESIDENT_BACKWARD:
-        sums = _backward_resident(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, fix_gamma=fix_gamma, relu=relu)
+    if mode == "train" and not is_var and config.BN_RESIDENT_BACKWARD and \
+            (plan := _resident_plan(xv, 3 if relu else 2)) is not None:  # dy and x, and y
+        sums = _backward_resident(xv, plan, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, fix_gamma=fix_gamma,
+                                  relu=relu)
         if sums is not None:
             return sums
     if mode == "train" and not config.BN_TRAIN_FUSED:
@@ -2119,20 +2130,14 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
                             eps=eps, fix_gamma=fix_gamma, relu=relu, keep=keep and mode == "sums")
 
 
-def _backward_resident(xv: View, dy, y, dx, dz, weight, shift, mrel, rstd, dw, db, *, fix_gamma: bool,
-                       relu: bool) -> torch.Tensor | None:
-    """The single-read training backward (``_bn_bwd_resident_kernel``) when its items fit
-    (``batch_norm_resident_plan``, the budget shared by the held tensors): one cooperative launch -> the sums
-    [2, C]; None, with nothing written, when they do not fit or the device cannot hold the grid at once (as
-    ``_forward_resident``)."""
+def _backward_resident(xv: View, plan: config.ResidentPlan, dy, y, dx, dz, weight, shift, mrel, rstd, dw, db, *,
+                       fix_gamma: bool, relu: bool) -> torch.Tensor | None:
+    """The single-read training backward (``_bn_bwd_resident_kernel``) over ``plan`` (``_resident_plan``, the
+    budget shared by the held tensors): one cooperative launch -> the sums [2, C]; None, with nothing written, when
+    the device cannot hold the grid at once (as ``_forward_resident``)."""
     acc = _acc(xv.x.dtype)
     c = xv.c
     dev = xv.x.device
-    held = 3 if relu else 2  # dy and x, and y
-    elem = config.batch_norm_resident_held_bytes(xv.flat, acc.itemsize, xv.x.element_size())
-    plan = config.batch_norm_resident_plan(xv.flat, c, xv.v, elem * held, _sms(xv), xv.l, xv.x.element_size())
-    if plan is None or dev in _RESIDENT_REFUSED:
-        return None
     sums = _scratch(2 * c, acc, dev)
     part = _scratch(2 * c * plan.split, acc, dev)
     sync = _zeroed_counters(2 * plan.ncb, dev)
