@@ -148,6 +148,14 @@ def frozen_flat_everywhere() -> dict:
             "min_per_sm": 0}
 
 
+def frozen_rows_everywhere() -> dict:
+    """config.BN_FROZEN_ROWS taking the row-strided frozen backward at every size, in tiles of 64 elements (2
+    warps), a share as few as one tile."""
+    from fastnorm.kernels import config
+
+    return {**config.BN_FROZEN_ROWS, "min_numel": 0, "block": 64, "warps": 2, "steps": 1}
+
+
 def peer_buffers(c: int, world: int, device):
     """``world`` ranks' symmetric buffers simulated in one process: fresh buffers with the exchange's layout,
     and each rank's ``Peers`` (the buffers' addresses, in rank order)."""

@@ -89,8 +89,9 @@ def batch_norm_paths(fastnorm, config, x, rm, rv, w, b) -> None:
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=False)  # frozen dx alone
     config.BN_RESIDENT, config.BN_TRAIN_FUSED = True, False
-    for frozen_flat in _frozen_passes(config, stages=(1, 3)):
-        with _setting(config, "BN_FROZEN_FLAT", frozen_flat):
+    for frozen_flat, frozen_rows in zip(_frozen_passes(config, stages=(1, 3)),
+                                        _frozen_rows_passes(config, stages=(1, 3)), strict=True):
+        with _setting(config, "BN_FROZEN_FLAT", frozen_flat), _setting(config, "BN_FROZEN_ROWS", frozen_rows):
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True)
             _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=False)
 
@@ -104,6 +105,13 @@ def _frozen_passes(config, stages: tuple[int, ...] = (1,)) -> tuple:
     """BN_FROZEN_FLAT's settings that take the frozen backward with parameter sums flat at every size and batch
     (pipelined each of ``stages`` deep), and tiled."""
     everywhere = {**config.BN_FROZEN_FLAT, "min_numel": 0, "min_images": 1, "min_per_sm": 0}
+    return (*({**everywhere, "stages": k} for k in stages), None)
+
+
+def _frozen_rows_passes(config, stages: tuple[int, ...] = (1,)) -> tuple:
+    """BN_FROZEN_ROWS' settings that take the channels-last frozen backward with parameter sums row-strided at every
+    size (pipelined each of ``stages`` deep), and tiled."""
+    everywhere = {**config.BN_FROZEN_ROWS, "min_numel": 0}
     return (*({**everywhere, "stages": k} for k in stages), None)
 
 
@@ -203,7 +211,8 @@ def _tuned_rows(elem_size: int) -> list[int]:
 
 BN_SHAPES = [((8, 3, 14, 14), False), ((4, 5, 7, 7), False), ((2, 65, 3, 3), False), ((6, 129, 20, 20), False),
              ((8, 3, 14, 14), True), ((4, 64, 7, 7), True), ((16, 17), False), ((4, 6, 10), False),
-             ((2, 3, 4, 5, 6), False), ((2, 3, 4, 5, 6), True), ((64, 256, 56, 56), False), ((64, 256, 56, 56), True)]
+             ((2, 3, 4, 5, 6), False), ((2, 3, 4, 5, 6), True), ((64, 256, 56, 56), False), ((64, 256, 56, 56), True),
+             ((8, 1536, 14, 14), True)]
 
 
 def _batch_norm_cases(fastnorm, config) -> list:
@@ -233,7 +242,8 @@ def _batch_norm_cases(fastnorm, config) -> list:
                         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, activation="relu", z=z)
                         _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w.detach(), b.detach(), training=True,
                                  use_global_stats=True)
-                with _setting(config, "BN_FROZEN_FLAT", _frozen_passes(config)[0]):
+                with _setting(config, "BN_FROZEN_FLAT", _frozen_passes(config)[0]), \
+                        _setting(config, "BN_FROZEN_ROWS", _frozen_rows_passes(config)[0]):
                     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True, use_global_stats=True,
                              fix_gamma=True, activation="relu", z=z)
                     _fwd_bwd(fastnorm.batch_norm, x, rm, rv, w, b, training=True)  # its sums pass (BN_SUMS_FLAT)

@@ -22,7 +22,15 @@ from fastnorm import reference as ref
 from fastnorm.kernels import batch_norm as K
 from fastnorm.kernels import config
 from fastnorm.kernels._exchange import SYNC_BUFFERS
-from helpers import assert_close, forget_replays, frozen_flat_everywhere, poisoned_like, to_np64, watch_replays
+from helpers import (
+    assert_close,
+    forget_replays,
+    frozen_flat_everywhere,
+    frozen_rows_everywhere,
+    poisoned_like,
+    to_np64,
+    watch_replays,
+)
 
 # (shape, channels_last): 1d/2d/3d, C = 1, 3, 65, 129, spatial 1x1, batch 1 with spatial > 1, uneven sizes.
 SHAPES = [
@@ -885,6 +893,72 @@ def test_dx_flat_against_reference(monkeypatch, shape, cl, mode, device):
     expected, _ = fastnorm.ops.batch_norm.backward_dx(dy, x, mean, invstd, w, sum_dy, sum_dy_xhat, count)
     torch.testing.assert_close(dx, expected, rtol=1e-5, atol=1e-5)
     assert passes[before:] == [True]  # the flat kernel for the first, the tile kernel for the second
+
+
+def test_frozen_rows_rule(monkeypatch):
+    """The row-strided frozen kernel takes channels-last rows (never NCHW) of 4-byte or 16-bit x from
+    BN_FROZEN_ROWS' size; its cut covers the rows in whole tiles, every channel in its blocks, with "per_sm" programs
+    a multiprocessor or shares of at least "steps" tiles."""
+    f = config.BN_FROZEN_ROWS
+    assert config.batch_norm_frozen_rows(f["min_numel"], 2, True)
+    assert config.batch_norm_frozen_rows(f["min_numel"], 4, True)
+    for numel, size, flat in ((f["min_numel"] - 1, 4, True), (1 << 30, 4, False), (1 << 30, 8, True),
+                              (1 << 30, 1, True)):
+        assert not config.batch_norm_frozen_rows(numel, size, flat)
+    for r, c, sms in ((6272, 2048, 132), (802816, 64, 132), (37, 3, 4), (1, 1000, 132), (4000, 96, 132)):
+        cut = config.batch_norm_row_shares(r, c, sms)
+        assert cut.width * cut.rows == f["block"] or cut.width == config._next_pow2(c)
+        assert cut.blocks * cut.width >= c > (cut.blocks - 1) * cut.width
+        assert cut.per_program % cut.rows == 0
+        assert cut.per_program * cut.shares >= r > cut.per_program * (cut.shares - 1)
+        assert cut.blocks * cut.shares >= sms * f["per_sm"] or cut.per_program >= cut.rows * f["steps"] \
+            or cut.shares == 1, (r, c, cut)
+    monkeypatch.setattr(config, "BN_FROZEN_ROWS", None)
+    assert not config.batch_norm_frozen_rows(1 << 30, 4, True)
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7, 9), (9, 4, 8, 8), (2, 70, 3, 3), (37, 6), (2, 3, 4, 2, 3),
+                                   (300, 1)])
+def test_frozen_rows_against_reference(monkeypatch, shape, device):
+    """The channels-last frozen backward with dγ, dβ through the row-strided kernel (BN_FROZEN_ROWS at threshold 0;
+    tiles of 64: several rows a tile with a ragged last tile (C = 5, 6, 3, 1), two channel blocks (C = 70), (N, C)
+    rows and 3-d) in evaluation and under use_global_stats, with ReLU and a residual, under fix_gamma, 16- and 32-bit
+    x, against the reference, with a channel of 1e4 + randn; the partial sums added 2 shares at a time (several
+    steps; an odd count); dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
+    monkeypatch.setattr(config, "BN_FROZEN_ROWS", frozen_rows_everywhere())
+    monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", (4, 8))  # shares added 2 at a time, channels 4 a program
+    passes, real = [], K._frozen_rows_pass
+
+    def counted(xv, dy, y, dx, dz, *args, **kwargs):
+        assert xv.flat
+        dx.fill_(float("nan"))
+        if dz is not None:
+            dz.fill_(float("nan"))
+        passes.append(1)
+        return real(xv, dy, y, dx, dz, *args, **kwargs)
+
+    monkeypatch.setattr(K, "_frozen_rows_pass", counted)
+    cases = ((torch.float32, False, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
+             (torch.float16, True, {"fix_gamma": True}), (torch.float32, True, {"activation": "relu"}),
+             (torch.bfloat16, False, {}))
+    for k, (dtype, ugs, options) in enumerate(cases):
+        x, w, b, rm, rv = _make(shape, len(shape) > 3, dtype, device, seed=80 + k)
+        if shape[1] > 1:
+            x = x.detach()
+            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
+            x.requires_grad_(True)
+        z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
+        _check_bn(x, w, b, rm, rv, training=ugs, use_global_stats=ugs, fix_gamma=options.get("fix_gamma", False),
+                  activation=options.get("activation"), z=z, dy_like_x=True)
+    assert len(passes) == len(cases)
+    assert config.batch_norm_row_shares(math.prod(shape) // shape[1], shape[1], 4).shares >= 3
+    x, w, b, rm, rv = _make(shape, len(shape) > 3, torch.float32, device, seed=90)
+    x = x.detach()
+    x.select(1, 0).reshape(-1)[0] = float("nan")
+    x.requires_grad_(True)
+    fastnorm.batch_norm(x, rm, rv, w, b, False).backward(torch.ones_like(x))
+    assert len(passes) == len(cases) + 1
+    assert torch.isnan(w.grad[0]) and torch.isfinite(w.grad[1:]).all() and torch.isfinite(b.grad).all()
 
 
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 10, 9), torch.bfloat16),

@@ -35,7 +35,7 @@ import fastnorm
 import fastnorm.nn as fnn
 from fastnorm import reference as R
 from fastnorm.reference.tolerances import OUTPUT_TOL, max_rel_err
-from helpers import assert_close, forget_replays, frozen_flat_everywhere, to_np64
+from helpers import assert_close, forget_replays, frozen_flat_everywhere, frozen_rows_everywhere, to_np64
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -450,13 +450,16 @@ _BN_MODES = [("train", True, False), ("eval", False, False), ("frozen-train", Tr
 @pytest.mark.parametrize(("layout", "mode", "training", "ugs", "flat"),
                          [(layout, *mode, None) for layout in ("nchw", "channels_last") for mode in _BN_MODES]
                          + [("nchw", "train", True, False, "dx"),  # the flat dx pass's one use among these modes
-                            ("nchw", "eval", False, False, "frozen"), ("nchw", "frozen-train", True, True, "frozen")])
+                            ("nchw", "eval", False, False, "frozen"), ("nchw", "frozen-train", True, True, "frozen"),
+                            ("channels_last", "eval", False, False, "rows"),
+                            ("channels_last", "frozen-train", True, True, "rows")])
 @pytest.mark.parametrize("in_dy", [False, True], ids=["in-x", "in-dy"])
 def test_nan_inf_stay_in_their_channels_batch_norm(monkeypatch, layout, mode, training, ugs, in_dy, flat):
     flat_passes = []
-    if flat:  # the flat dx pass (config.BN_DX_FLAT) or the frozen flat backward (BN_FROZEN_FLAT) at every size
+    if flat:  # the flat dx pass (config.BN_DX_FLAT), the frozen flat or row-strided backward at every size
         setting, settings, name = {"dx": ("BN_DX_FLAT", (0, 64, 2, 256), "_dx_flat_pass"),
-                                   "frozen": ("BN_FROZEN_FLAT", frozen_flat_everywhere(), "_frozen_flat_pass")}[flat]
+                                   "frozen": ("BN_FROZEN_FLAT", frozen_flat_everywhere(), "_frozen_flat_pass"),
+                                   "rows": ("BN_FROZEN_ROWS", frozen_rows_everywhere(), "_frozen_rows_pass")}[flat]
         monkeypatch.setattr(fastnorm.kernels.config, setting, settings)
         if flat == "dx":  # the training backward's dx pass: not the single-read backward, which has none
             monkeypatch.setattr(fastnorm.kernels.config, "BN_RESIDENT_BACKWARD", False)

@@ -363,7 +363,9 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  ((8, 2048, 7, 7), "bf16", False), ((8, 128, 56, 56), "bf16", True),
                  # the report's channels-last bf16 rows below the NCHW ones (session 26)
                  ((8, 256, 128, 128), "bf16", True), ((256, 256, 28, 28), "bf16", True),
-                 ((256, 1024, 14, 14), "bf16", True), ((2, 256, 200, 304), "bf16", True)]
+                 ((256, 1024, 14, 14), "bf16", True), ((2, 256, 200, 304), "bf16", True),
+                 # channels-last frozen backward below its NCHW form (session 35)
+                 ((32, 512, 28, 28), "bf16", True), ((256, 256, 28, 28), "fp32", True)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},

@@ -1421,6 +1421,76 @@ def _bn_bwd_frozen_flat_kernel(
 
 
 @triton.jit
+def _bn_bwd_frozen_rows_kernel(
+    dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr, mean_ptr, mrel_ptr, sd_ptr, part_ptr,
+    R, C, NB, RPS, HALF, eps_hi, eps_lo,
+    IDX: tl.constexpr, ACC: tl.constexpr, W: tl.constexpr, K: tl.constexpr,
+    IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr,
+    DZ: tl.constexpr, STAGES: tl.constexpr,
+):
+    """The frozen backward with parameter sums over channels-last x (R rows of C channels;
+    ``config.BN_FROZEN_ROWS``), row-strided: dx = k1·g (k1 = w·invstd), dz = g with DZ, and the partial sums (Σg,
+    Σg·x̂) that ``_bn_rows_sums_kernel`` adds up. The channels-last form of ``_bn_bwd_frozen_flat_kernel``.
+
+    Program b + j·NB takes the W channels b·W .. of rows j·RPS .. min((j + 1)·RPS, R) − 1 in tiles of K rows: each
+    lane keeps one channel's k1, centre and invstd and its own running sums, the loads and stores whole 16-byte
+    vectors where C allows, pipelined STAGES deep. x̂ as in ``_bwd_tiles``. At the end the K rows' sums are added per
+    channel and written to part_ptr[2, SPLIT, NB, W] at (j, b) (HALF: the size of one of the two)."""
+    b = tl.program_id(0) % NB
+    j = tl.program_id(0) // NB
+    c = b * W + tl.arange(0, W)
+    cm = c < C
+    rstd = _channel_rstd(sd_ptr, c, cm, eps_hi, eps_lo, IS_VAR, ACC)
+    k1 = _weight_scale(w_ptr, rstd, c, cm, HAS_W, FIX_GAMMA, ACC)
+    mean, mrel = _channel_center(mean_ptr, mrel_ptr, c, cm, HAS_MREL, W, ACC)
+    ctr, off_r = _xhat_center(mean, mrel, rstd)
+    sg = tl.zeros([K, W], ACC)
+    sgx = tl.zeros([K, W], ACC)
+    k = tl.arange(0, K)
+    r0 = j * RPS
+    r1 = tl.minimum(r0 + RPS, R)
+    i = (r0 + k).to(IDX)[:, None] * C + c[None, :]
+    for r in tl.range(r0, r1, K, num_stages=STAGES):
+        m = ((r + k) < r1)[:, None] & cm[None, :]
+        g = _masked_grad(dy_ptr, y_ptr, i, m, RELU, ACC, "")
+        xh = (tl.load(x_ptr + i, mask=m, other=0.0).to(ACC) - ctr[None, :]) * rstd[None, :] + off_r[None, :]
+        sg += g
+        sgx += tl.where(m, g * xh, 0.0)
+        tl.store(dx_ptr + i, (k1[None, :] * g).to(dx_ptr.dtype.element_ty), mask=m)
+        if DZ:
+            tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=m)
+        i += K * C
+    p = part_ptr + tl.program_id(0) * W + tl.arange(0, W)
+    tl.store(p, tl.sum(sg, 0), mask=cm)
+    tl.store(p + HALF, tl.sum(sgx, 0), mask=cm)
+
+
+@triton.jit
+def _bn_rows_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, SPLIT, LD, HALF, CB: tl.constexpr,
+                         JB: tl.constexpr, ACC: tl.constexpr, FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr,
+                         WRITE_DB: tl.constexpr):
+    """``_bn_bwd_frozen_rows_kernel``'s partial sums part_ptr[2, SPLIT, LD] added per channel, JB shares at a time
+    (the loads of a [JB, CB] tile in flight together: its shares are many, its channel blocks few), each tile row
+    its own running sums, those added last (a fixed order) -> sums_ptr [2, C] = (Σg, Σg·x̂), and db, dw as
+    ``_bn_frozen_sums_kernel``."""
+    c = tl.program_id(0) * CB + tl.arange(0, CB)
+    cm = c < C
+    jj = tl.arange(0, JB)
+    fa = tl.zeros([JB, CB], ACC)
+    fb = tl.zeros([JB, CB], ACC)
+    for j0 in tl.range(0, SPLIT, JB, num_stages=2):
+        m = ((j0 + jj) < SPLIT)[:, None] & cm[None, :]
+        q = part_ptr + (j0 + jj)[:, None] * LD + c[None, :]
+        fa += tl.load(q, mask=m, other=0.0)
+        fb += tl.load(q + HALF, mask=m, other=0.0)
+    sa = tl.sum(fa, 0)
+    sb = tl.sum(fb, 0)
+    tl.store(sums_ptr + c, sa, mask=cm)
+    tl.store(sums_ptr + C + c, sb, mask=cm)
+    _store_param_grads(dw_ptr, db_ptr, c, cm, sa, sb, FIX_GAMMA, WRITE_DW, WRITE_DB)
+
+
+@triton.jit
 def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, HALF, PIECES,
                            CB: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr, ACC: tl.constexpr,
                            FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr):
@@ -1708,6 +1778,8 @@ _bwd_fused = _Launcher(_bn_bwd_fused_kernel)
 _bwd_dx = _Launcher(_bn_bwd_dx_kernel)
 _bwd_dx_flat = _Launcher(_bn_bwd_dx_flat_kernel)
 _bwd_frozen_flat = _Launcher(_bn_bwd_frozen_flat_kernel)
+_bwd_frozen_rows = _Launcher(_bn_bwd_frozen_rows_kernel)
+_rows_sums = _Launcher(_bn_rows_sums_kernel)
 _frozen_sums = _Launcher(_bn_frozen_sums_kernel)
 _merge = _Launcher(_bn_merge_stats_kernel)
 _update_running = _Launcher(_bn_update_running_kernel)
@@ -2126,6 +2198,9 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
             xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s, _sms(xv), sums_only=mode == "sums"):
         return _frozen_flat_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
                                  fix_gamma=fix_gamma, relu=relu)
+    if mode == "frozen" and config.batch_norm_frozen_rows(xv.x.numel(), xv.x.element_size(), xv.flat):
+        return _frozen_rows_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
+                                 fix_gamma=fix_gamma, relu=relu)
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
                             eps=eps, fix_gamma=fix_gamma, relu=relu, keep=keep and mode == "sums")
 
@@ -2176,6 +2251,31 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
     _frozen_sums((-(-c // cb),), (part, sums, dw, db, c, s, split, nb, half, (s - 1) // block + 2), dict(
         CB=cb, BLOCK=block, WIN=win, ACC=_TL[acc], FIX_GAMMA=fix_gamma,
         WRITE_DW=dw is not None, WRITE_DB=db is not None,
+    ), 4, None)
+    return sums
+
+
+def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,
+                      fix_gamma: bool, relu: bool) -> torch.Tensor:
+    """``backward("frozen", ...)`` over channels-last rows through the row-strided kernel and its sums launch
+    (``_bn_bwd_frozen_rows_kernel``, ``_bn_rows_sums_kernel``; config.BN_FROZEN_ROWS) -> the sums [2, C]."""
+    f = config.BN_FROZEN_ROWS
+    c = xv.c
+    cut = config.batch_norm_row_shares(xv.v, c, _sms(xv))
+    acc = _acc(xv.x.dtype)
+    half = cut.shares * cut.blocks * cut.width
+    part = _scratch(2 * half, acc, xv.x.device)
+    sums = _scratch(2 * c, acc, xv.x.device)
+    _bwd_frozen_rows((cut.shares * cut.blocks,), (
+        dy, xv.x, y, dx, dz, weight, shift, mrel, sd, part, xv.v, c, cut.blocks, cut.per_program, half, *_hilo(eps),
+    ), dict(
+        IDX=_flat_idx(xv.x.numel(), cut.rows * c), ACC=_TL[acc], W=cut.width, K=cut.rows, IS_VAR=is_var,
+        HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
+        STAGES=f["stages"],
+    ), f["warps"], 1)
+    cb, jb = config.batch_norm_rows_sums_tile(c)
+    _rows_sums((-(-c // cb),), (part, sums, dw, db, c, cut.shares, cut.blocks * cut.width, half), dict(
+        CB=cb, JB=jb, ACC=_TL[acc], FIX_GAMMA=fix_gamma, WRITE_DW=dw is not None, WRITE_DB=db is not None,
     ), 4, None)
     return sums
 

@@ -790,6 +790,68 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, 
     return cut.window <= f["window"] and cut.blocks * cut.shares >= f["min_per_sm"] * sms
 
 
+#: The frozen backward with parameter sums over channels-last rows (R rows of C channels) as the row-strided kernel
+#: (``_bn_bwd_frozen_rows_kernel``; its partial sums added per channel by ``_bn_rows_sums_kernel``): tiles of "block"
+#: elements — "block" // W rows of W channels, W the channels' power of two up to "block" — "warps" warps a program,
+#: each program one channel block in a share of the rows, as many shares as make "per_sm" programs a multiprocessor
+#: with at least "steps" tiles a share where there are as many, the loop pipelined "stages" deep; tensors of at least
+#: "min_numel" elements of 4-byte or 16-bit x. None: the tile kernel (BN_ITEMS_PER_SM["frozen"]), whose
+#: channels-last items of 64 channels end after a few tiles each. The channels-last form of BN_FROZEN_FLAT: a lane
+#: keeps one channel and its sums to the end. Measured on the H200 (NOTES.md, session 35, calls 3-4; CUDA-graph
+#: replays, % of copy, two rounds; tile -> 3 an SM, 4 stages): bf16 256×64×56² 75.9 -> 82.5, 256×256×28² 76.4 ->
+#: 77.7, 256×1024×14² 74.3 -> 82.4, 128×2048×7² 55.6 -> 61.0, 8×256×128² 62.5 -> 70.4, 32×512×28² 50.1 -> 55.6,
+#: 2×256×200×304 66.8 -> 69.1; fp32 256×64×56² 86.4 -> 90.2, 256×256×28² 87.2 -> 89.8, 8×256×128² 83.3 -> 85.9,
+#: 128×2048×7² 75.5 -> 78.4, 32×512×28² 70.1 -> 78.4. bf16 256×64×56²: the main pass 80.9 µs for 308 MB (3.8 TB/s),
+#: the sums launch 3.8 µs (call 3). 4 an SM (0.2-2.6 points lower), 3 stages (1-2 lower), 2 or 6-8 an SM and tiles of
+#: 2048 lower still. The same kernel as the training backward's sums pass (without dx; call 2) lost 0.4-2.9 points of
+#: the training backward against the tile sums pass (BN_CL_SUMS, whose tail stays in L2 for the dx pass), and as its
+#: dx pass (dx = k1·g + k2 + k3·x̂; call 4) 0.4-2.2 against the tile dx pass: neither is built.
+BN_FROZEN_ROWS: dict[str, int] | None = {"min_numel": 1 << 20, "block": 1024, "warps": 4, "per_sm": 3, "stages": 4,
+                                          "steps": 16}
+
+
+class RowShares(NamedTuple):
+    """How the row-strided frozen kernel cuts channels-last x (``batch_norm_row_shares``)."""
+
+    width: int  # channel lanes a tile (a power of two)
+    rows: int  # rows a tile
+    blocks: int  # channel blocks: programs a share
+    per_program: int  # rows a share (a multiple of ``rows``)
+    shares: int  # shares of the rows
+
+
+@functools.cache
+def batch_norm_row_shares(r: int, c: int, sms: int) -> RowShares:
+    """BN_FROZEN_ROWS' cut of ``r`` channels-last rows of ``c`` channels on ``sms`` multiprocessors: tiles of the
+    channels' power of two (at most "block") by as many rows as fill "block", as many shares of the rows as make
+    "per_sm" programs a multiprocessor (rounded up), each at least "steps" tiles where there are as many."""
+    f = BN_FROZEN_ROWS
+    width = min(_next_pow2(c), f["block"])
+    rows = f["block"] // width
+    blocks = _cdiv(c, width)
+    shares = max(1, min(_cdiv(sms * f["per_sm"], blocks), r // (rows * f["steps"])))
+    per_program = _cdiv(_cdiv(max(r, 1), shares), rows) * rows
+    return RowShares(width, rows, blocks, per_program, _cdiv(max(r, 1), per_program))
+
+
+#: ``_bn_rows_sums_kernel``'s tiles: channels a program (at most; its channel blocks are few), and elements a tile
+#: (so JB = this // channels shares added at once: BN_FROZEN_ROWS cuts up to "per_sm" shares per multiprocessor).
+BN_ROWS_SUMS_TILE = (16, 4096)
+
+
+def batch_norm_rows_sums_tile(c: int) -> tuple[int, int]:
+    """(CB, JB) of ``_bn_rows_sums_kernel`` over ``c`` channels (BN_ROWS_SUMS_TILE)."""
+    cb = min(BN_ROWS_SUMS_TILE[0], _next_pow2(c))
+    return cb, BN_ROWS_SUMS_TILE[1] // cb
+
+
+def batch_norm_frozen_rows(numel: int, x_size: int, flat: bool) -> bool:
+    """Whether the frozen backward with parameter sums over ``numel`` elements of ``x_size`` bytes (``flat``:
+    channels-last rows) takes the row-strided kernel (BN_FROZEN_ROWS)."""
+    f = BN_FROZEN_ROWS
+    return f is not None and flat and x_size in (2, 4) and numel >= f["min_numel"]
+
+
 #: The reductions over NCHW x — the training forward's statistics (its first launch; SyncBatchNorm's statistics) and
 #: the backward's sums (the two-launch backward's first launch; SyncBatchNorm's local sums) where not flat
 #: (BN_SUMS_FLAT) — read each image's run of
