@@ -926,7 +926,7 @@ def test_frozen_rows_against_reference(monkeypatch, shape, device):
     x, against the reference, with a channel of 1e4 + randn; the partial sums added 2 shares at a time (several
     steps; an odd count); dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
     monkeypatch.setattr(config, "BN_FROZEN_ROWS", frozen_rows_everywhere())
-    monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", (4, 8))  # shares added 2 at a time, channels 4 a program
+    monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8})  # 2 shares a step, 4 channels
     passes, real = [], K._frozen_rows_pass
 
     def counted(xv, dy, y, dx, dz, *args, **kwargs):

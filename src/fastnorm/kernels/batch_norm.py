@@ -1455,7 +1455,7 @@ def _bn_bwd_frozen_rows_kernel(
         g = _masked_grad(dy_ptr, y_ptr, i, m, RELU, ACC, "")
         xh = (tl.load(x_ptr + i, mask=m, other=0.0).to(ACC) - ctr[None, :]) * rstd[None, :] + off_r[None, :]
         sg += g
-        sgx += tl.where(m, g * xh, 0.0)
+        sgx += g * xh  # g is 0 where masked (x̂ is finite there unless the channel's own statistics are not)
         tl.store(dx_ptr + i, (k1[None, :] * g).to(dx_ptr.dtype.element_ty), mask=m)
         if DZ:
             tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=m)
@@ -2273,7 +2273,7 @@ def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
         HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
         STAGES=f["stages"],
     ), f["warps"], 1)
-    cb, jb = config.batch_norm_rows_sums_tile(c)
+    cb, jb = config.batch_norm_rows_sums_tile(c, cut.shares)
     _rows_sums((-(-c // cb),), (part, sums, dw, db, c, cut.shares, cut.blocks * cut.width, half), dict(
         CB=cb, JB=jb, ACC=_TL[acc], FIX_GAMMA=fix_gamma, WRITE_DW=dw is not None, WRITE_DB=db is not None,
     ), 4, None)
