@@ -54,7 +54,10 @@ dγ, dβ over large NCHW batches runs image-strided instead (``_bn_bwd_frozen_fl
 a program takes one block of consecutive offsets of an image in a share of the images, so each lane keeps one
 channel and its own sums; a segmented scan over the block's runs gives per-run partials, which a second launch
 (``_bn_frozen_sums_kernel``) adds per channel in a fixed order. The backward's sums pass over runs of up to
-``config.BN_SUMS_FLAT`` elements takes the same kernel without its dx.
+``config.BN_SUMS_FLAT`` elements takes the same kernel without its dx. Over large channels-last rows the frozen
+backward with dγ, dβ runs row-strided (``_bn_bwd_frozen_rows_kernel``, ``config.BN_FROZEN_ROWS``): a program takes
+a block of channels in a share of the rows, each lane one channel and its own sums, and a second launch
+(``_bn_rows_sums_kernel``) adds the shares' partials per channel in a fixed order.
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
