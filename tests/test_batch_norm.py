@@ -927,17 +927,7 @@ def test_frozen_rows_against_reference(monkeypatch, shape, device):
     steps; an odd count); dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
     monkeypatch.setattr(config, "BN_FROZEN_ROWS", frozen_rows_everywhere())
     monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8})  # 2 shares a step, 4 channels
-    passes, real = [], K._frozen_rows_pass
-
-    def counted(xv, dy, y, dx, dz, *args, **kwargs):
-        assert xv.flat
-        dx.fill_(float("nan"))
-        if dz is not None:
-            dz.fill_(float("nan"))
-        passes.append(1)
-        return real(xv, dy, y, dx, dz, *args, **kwargs)
-
-    monkeypatch.setattr(K, "_frozen_rows_pass", counted)
+    passes = _count_frozen_passes(monkeypatch, poison=True, name="_frozen_rows_pass")
     cases = ((torch.float32, False, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
              (torch.float16, True, {"fix_gamma": True}), (torch.float32, True, {"activation": "relu"}),
              (torch.bfloat16, False, {}))
@@ -1022,9 +1012,10 @@ def test_frozen_flat_rule(monkeypatch):
     assert not config.batch_norm_frozen_flat(1 << 30, 4, False, 64, 3136, 132)
 
 
-def _count_frozen_flat(monkeypatch, poison: bool = False) -> list:
-    """Count the frozen flat passes into the list returned; with ``poison``, NaN-fill dx (and dz) before each."""
-    passes, real = [], K._frozen_flat_pass
+def _count_frozen_passes(monkeypatch, poison: bool = False, name: str = "_frozen_flat_pass") -> list:
+    """Count the frozen passes ``name`` of the kernels module (the flat one, or "_frozen_rows_pass") into the list
+    returned; with ``poison``, NaN-fill dx (and dz) before each."""
+    passes, real = [], getattr(K, name)
 
     def counted(xv, dy, y, dx, dz, *args, **kwargs):
         if poison:
@@ -1034,7 +1025,7 @@ def _count_frozen_flat(monkeypatch, poison: bool = False) -> list:
         passes.append(1)
         return real(xv, dy, y, dx, dz, *args, **kwargs)
 
-    monkeypatch.setattr(K, "_frozen_flat_pass", counted)
+    monkeypatch.setattr(K, name, counted)
     return passes
 
 
@@ -1047,7 +1038,7 @@ def test_frozen_flat_against_reference(monkeypatch, shape, device):
     residual, under fix_gamma, 16- and 32-bit x, fp32 parameters of 16-bit x, against the reference, with a channel
     of 1e4 + randn; dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
-    passes = _count_frozen_flat(monkeypatch, poison=True)
+    passes = _count_frozen_passes(monkeypatch, poison=True)
     cases = ((torch.float32, False, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
              (torch.float16, False, {"fix_gamma": True}), (torch.float32, True, {"activation": "relu"}))
     for k, (dtype, training, options) in enumerate(cases):
@@ -1115,7 +1106,7 @@ def test_frozen_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dt
     compiled in: S = 99, 90, 96): dx, dz, dγ and dβ bitwise those with S compiled in; and with 64-bit indices forced,
     bitwise the 32-bit results."""
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
-    passes = _count_frozen_flat(monkeypatch)
+    passes = _count_frozen_passes(monkeypatch)
 
     def run():
         x, w, b, rm, rv = _make(shape, False, dtype, device, seed=4)

@@ -802,7 +802,7 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, 
 #: 77.7, 256×1024×14² 74.3 -> 82.4, 128×2048×7² 55.6 -> 61.0, 8×256×128² 62.5 -> 70.4, 32×512×28² 50.1 -> 55.6,
 #: 2×256×200×304 66.8 -> 69.1; fp32 256×64×56² 86.4 -> 90.2, 256×256×28² 87.2 -> 89.8, 8×256×128² 83.3 -> 85.9,
 #: 128×2048×7² 75.5 -> 78.4, 32×512×28² 70.1 -> 78.4. bf16 256×64×56²: the main pass 80.9 µs for 308 MB (3.8 TB/s),
-#: the sums launch 3.8 µs (call 3). 4 an SM (0.2-2.6 points lower), 3 stages (1-2 lower), 2 or 6-8 an SM and tiles of
+#: the sums launch 3.8 µs (call 3). 4 an SM (0.2-2.6 points lower), 3 stages (0-3.4 lower), 2 or 6-8 an SM and tiles of
 #: 2048 lower still. The same kernel as the training backward's sums pass (without dx; call 2) lost 0.4-2.9 points of
 #: the training backward against the tile sums pass (BN_CL_SUMS, whose tail stays in L2 for the dx pass), and as its
 #: dx pass (dx = k1·g + k2 + k3·x̂; call 4) 0.4-2.2 against the tile dx pass: neither is built.
