@@ -211,8 +211,7 @@ def _tuned_rows(elem_size: int) -> list[int]:
 
 BN_SHAPES = [((8, 3, 14, 14), False), ((4, 5, 7, 7), False), ((2, 65, 3, 3), False), ((6, 129, 20, 20), False),
              ((8, 3, 14, 14), True), ((4, 64, 7, 7), True), ((16, 17), False), ((4, 6, 10), False),
-             ((2, 3, 4, 5, 6), False), ((2, 3, 4, 5, 6), True), ((64, 256, 56, 56), False), ((64, 256, 56, 56), True),
-             ((8, 1536, 14, 14), True)]
+             ((2, 3, 4, 5, 6), False), ((2, 3, 4, 5, 6), True), ((64, 256, 56, 56), False), ((64, 256, 56, 56), True)]
 
 
 def _batch_norm_cases(fastnorm, config) -> list:
@@ -287,7 +286,15 @@ def _batch_norm_cases(fastnorm, config) -> list:
             x = _meta(2**31 // (64 * math.prod(spatial)) + 1, 64, *spatial, dtype=torch.bfloat16, grad=True)
             w, b = _meta(64, grad=True), _meta(64, grad=True)
             _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=True)
-    return cases + [spatial_argument, whole_channels, merge_levels, big]
+    def frozen_rows():  # the row-strided frozen pass over tiles of 1024 channels (two blocks), and in 64 bits
+        for shape in ((2, 1536, 2, 2), (2**31 // (64 * 49) + 1, 64, 7, 7)):
+            for dtype in (torch.bfloat16, torch.float32):
+                x = _meta(*shape, dtype=dtype, grad=True, channels_last=True)
+                c = shape[1]
+                with _setting(config, "BN_FROZEN_ROWS", _frozen_rows_passes(config)[0]):
+                    _fwd_bwd(fastnorm.batch_norm, x, _meta(c), _meta(c), _meta(c, grad=True), _meta(c, grad=True),
+                             training=False)
+    return cases + [spatial_argument, whole_channels, merge_levels, big, frozen_rows]
 
 
 def _stage_cases() -> list:

@@ -898,7 +898,7 @@ def test_dx_flat_against_reference(monkeypatch, shape, cl, mode, device):
 def test_frozen_rows_rule(monkeypatch):
     """The row-strided frozen kernel takes channels-last rows (never NCHW) of 4-byte or 16-bit x from
     BN_FROZEN_ROWS' size; its cut covers the rows in whole tiles, every channel in its blocks, with "per_sm" programs
-    a multiprocessor or shares of at least "steps" tiles."""
+    a multiprocessor or shares of at least "steps" tiles; its sums launch's tiles (BN_ROWS_SUMS_TILE)."""
     f = config.BN_FROZEN_ROWS
     assert config.batch_norm_frozen_rows(f["min_numel"], 2, True)
     assert config.batch_norm_frozen_rows(f["min_numel"], 4, True)
@@ -913,6 +913,10 @@ def test_frozen_rows_rule(monkeypatch):
         assert cut.per_program * cut.shares >= r > cut.per_program * (cut.shares - 1)
         assert cut.blocks * cut.shares >= sms * f["per_sm"] or cut.per_program >= cut.rows * f["steps"] \
             or cut.shares == 1, (r, c, cut)
+    # the sums launch: every share in one step up to 512 of them, channels to fill its tile, at most 256 a program
+    for c, shares, expected in ((64, 396, (8, 512)), (2048, 198, (16, 256)), (1536, 1, (256, 1)), (3, 1000, (4, 512)),
+                                (64, 2000, (8, 512))):
+        assert config.batch_norm_rows_sums_tile(c, shares) == expected, (c, shares)
     monkeypatch.setattr(config, "BN_FROZEN_ROWS", None)
     assert not config.batch_norm_frozen_rows(1 << 30, 4, True)
 
@@ -926,7 +930,7 @@ def test_frozen_rows_against_reference(monkeypatch, shape, device):
     x, against the reference, with a channel of 1e4 + randn; the partial sums added 2 shares at a time (several
     steps; an odd count); dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
     monkeypatch.setattr(config, "BN_FROZEN_ROWS", frozen_rows_everywhere())
-    monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8})  # 2 shares a step, 4 channels
+    monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8, "channels": 4})  # 2 shares a step
     passes = _count_frozen_passes(monkeypatch, poison=True, name="_frozen_rows_pass")
     cases = ((torch.float32, False, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
              (torch.float16, True, {"fix_gamma": True}), (torch.float32, True, {"activation": "relu"}),
