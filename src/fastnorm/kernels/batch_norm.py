@@ -1426,7 +1426,7 @@ def _bn_bwd_frozen_flat_kernel(
 @triton.jit
 def _bn_bwd_frozen_rows_kernel(
     dy_ptr, x_ptr, y_ptr, dx_ptr, dz_ptr, w_ptr, mean_ptr, mrel_ptr, sd_ptr, part_ptr,
-    R, C, NB, RPS, HALF, eps_hi, eps_lo,
+    R, C, NB, RPS, eps_hi, eps_lo,
     IDX: tl.constexpr, ACC: tl.constexpr, W: tl.constexpr, K: tl.constexpr,
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr,
     DZ: tl.constexpr, STAGES: tl.constexpr,
@@ -1438,7 +1438,7 @@ def _bn_bwd_frozen_rows_kernel(
     Program b + j·NB takes the W channels b·W .. of rows j·RPS .. min((j + 1)·RPS, R) − 1 in tiles of K rows: each
     lane keeps one channel's k1, centre and invstd and its own running sums, the loads and stores whole 16-byte
     vectors where C allows, pipelined STAGES deep. x̂ as in ``_bwd_tiles``. At the end the K rows' sums are added per
-    channel and written to part_ptr[2, SPLIT, NB, W] at (j, b) (HALF: the size of one of the two)."""
+    channel and written to part_ptr[2, SPLIT, NB, W] at (j, b), SPLIT·NB = the programs."""
     b = tl.program_id(0) % NB
     j = tl.program_id(0) // NB
     c = b * W + tl.arange(0, W)
@@ -1465,17 +1465,18 @@ def _bn_bwd_frozen_rows_kernel(
         i += K * C
     p = part_ptr + tl.program_id(0) * W + tl.arange(0, W)
     tl.store(p, tl.sum(sg, 0), mask=cm)
-    tl.store(p + HALF, tl.sum(sgx, 0), mask=cm)
+    tl.store(p + tl.num_programs(0) * W, tl.sum(sgx, 0), mask=cm)
 
 
 @triton.jit
-def _bn_rows_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, SPLIT, LD, HALF, CB: tl.constexpr,
+def _bn_rows_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, SPLIT, LD, CB: tl.constexpr,
                          JB: tl.constexpr, ACC: tl.constexpr, FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr,
                          WRITE_DB: tl.constexpr):
     """``_bn_bwd_frozen_rows_kernel``'s partial sums part_ptr[2, SPLIT, LD] added per channel, JB shares at a time
     (the loads of a [JB, CB] tile in flight together: its shares are many, its channel blocks few), each tile row
     its own running sums, those added last (a fixed order) -> sums_ptr [2, C] = (Σg, Σg·x̂), and db, dw as
-    ``_bn_frozen_sums_kernel``."""
+    ``_bn_frozen_sums_kernel``. Not ``_sum_partials``: its layout [2, C, SPLIT] scatters the row-strided pass's
+    partial stores, which cost up to 14 points of copy at C = 2048 (NOTES.md, session 35, call 10)."""
     c = tl.program_id(0) * CB + tl.arange(0, CB)
     cm = c < C
     jj = tl.arange(0, JB)
@@ -1485,7 +1486,7 @@ def _bn_rows_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, SPLIT, LD, HALF,
         m = ((j0 + jj) < SPLIT)[:, None] & cm[None, :]
         q = part_ptr + (j0 + jj)[:, None] * LD + c[None, :]
         fa += tl.load(q, mask=m, other=0.0)
-        fb += tl.load(q + HALF, mask=m, other=0.0)
+        fb += tl.load(q + SPLIT * LD, mask=m, other=0.0)
     sa = tl.sum(fa, 0)
     sb = tl.sum(fb, 0)
     tl.store(sums_ptr + c, sa, mask=cm)
@@ -2266,18 +2267,17 @@ def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
     c = xv.c
     cut = config.batch_norm_row_shares(xv.v, c, _sms(xv))
     acc = _acc(xv.x.dtype)
-    half = cut.shares * cut.blocks * cut.width
-    part = _scratch(2 * half, acc, xv.x.device)
+    part = _scratch(2 * cut.shares * cut.blocks * cut.width, acc, xv.x.device)
     sums = _scratch(2 * c, acc, xv.x.device)
     _bwd_frozen_rows((cut.shares * cut.blocks,), (
-        dy, xv.x, y, dx, dz, weight, shift, mrel, sd, part, xv.v, c, cut.blocks, cut.per_program, half, *_hilo(eps),
+        dy, xv.x, y, dx, dz, weight, shift, mrel, sd, part, xv.v, c, cut.blocks, cut.per_program, *_hilo(eps),
     ), dict(
         IDX=_flat_idx(xv.x.numel(), cut.rows * c), ACC=_TL[acc], W=cut.width, K=cut.rows, IS_VAR=is_var,
         HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
         STAGES=f["stages"],
     ), f["warps"], 1)
     cb, jb = config.batch_norm_rows_sums_tile(c, cut.shares)
-    _rows_sums((-(-c // cb),), (part, sums, dw, db, c, cut.shares, cut.blocks * cut.width, half), dict(
+    _rows_sums((-(-c // cb),), (part, sums, dw, db, c, cut.shares, cut.blocks * cut.width), dict(
         CB=cb, JB=jb, ACC=_TL[acc], FIX_GAMMA=fix_gamma, WRITE_DW=dw is not None, WRITE_DB=db is not None,
     ), 4, None)
     return sums
