@@ -156,6 +156,14 @@ def frozen_rows_everywhere() -> dict:
     return {**config.BN_FROZEN_ROWS, "min_numel": 0, "block": 64, "warps": 2, "steps": 1}
 
 
+def stats_rows_everywhere() -> dict:
+    """config.BN_STATS_ROWS taking the training forward's statistics row-strided at every size, in tiles of 64
+    elements (2 warps), a share as few as one tile."""
+    from fastnorm.kernels import config
+
+    return {**config.BN_STATS_ROWS, "min_numel": 0, "block": 64, "warps": 2, "steps": 1, "channels": ((1, 1 << 30),)}
+
+
 def peer_buffers(c: int, world: int, device):
     """``world`` ranks' symmetric buffers simulated in one process: fresh buffers with the exchange's layout,
     and each rank's ``Peers`` (the buffers' addresses, in rank order)."""

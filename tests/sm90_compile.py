@@ -294,7 +294,22 @@ def _batch_norm_cases(fastnorm, config) -> list:
                 with _setting(config, "BN_FROZEN_ROWS", _frozen_rows_passes(config)[0]):
                     _fwd_bwd(fastnorm.batch_norm, x, _meta(c), _meta(c), _meta(c, grad=True), _meta(c, grad=True),
                              training=False)
-    return cases + [spatial_argument, whole_channels, merge_levels, big, frozen_rows]
+
+    def stats_rows():  # the row-strided statistics pass: C = 1 ((N, C) rows), 70, 1536 (two 1024-channel blocks),
+        # 64-bit offsets
+        for shape in ((4096, 1), (2, 70, 3, 3), (2, 1536, 2, 2), (2**31 // (64 * 49) + 1, 64, 7, 7)):
+            for dtype in (torch.bfloat16, torch.float16, torch.float32):
+                x = _meta(*shape, dtype=dtype, channels_last=len(shape) > 2)
+                c = shape[1]
+                config.BN_RESIDENT = False
+                with _setting(config, "BN_STATS_ROWS", {**config.BN_STATS_ROWS, "min_numel": 0,
+                                                        "channels": ((1, 1 << 30),)}):
+                    fastnorm.batch_norm(x, _meta(c), _meta(c), _meta(c), _meta(c), training=True)
+                    fastnorm.batch_norm(x, _meta(c), _meta(c), None, None, training=True, momentum=None,
+                                        num_batches_tracked=torch.empty((), dtype=torch.long, device="meta"))
+                    fastnorm.batch_norm(x, None, None, None, None, training=True)
+                config.BN_RESIDENT = True
+    return cases + [spatial_argument, whole_channels, merge_levels, big, frozen_rows, stats_rows]
 
 
 def _stage_cases() -> list:

@@ -28,6 +28,7 @@ from helpers import (
     frozen_flat_everywhere,
     frozen_rows_everywhere,
     poisoned_like,
+    stats_rows_everywhere,
     to_np64,
     watch_replays,
 )
@@ -953,6 +954,101 @@ def test_frozen_rows_against_reference(monkeypatch, shape, device):
     fastnorm.batch_norm(x, rm, rv, w, b, False).backward(torch.ones_like(x))
     assert len(passes) == len(cases) + 1
     assert torch.isnan(w.grad[0]) and torch.isfinite(w.grad[1:]).all() and torch.isfinite(b.grad).all()
+
+
+def test_stats_rows_rule(monkeypatch):
+    """The row-strided statistics pass takes the training forward over channels-last rows (never NCHW) of 4-byte or
+    16-bit x from BN_STATS_ROWS' size in its channel ranges, cut by its own keys."""
+    f = config.BN_STATS_ROWS
+    for c in (64, 128, 512, 1024):
+        assert config.batch_norm_stats_rows(f["min_numel"], 2, True, c)
+        assert config.batch_norm_stats_rows(f["min_numel"], 4, True, c)
+    for numel, size, flat, c in ((f["min_numel"] - 1, 4, True, 64), (1 << 30, 4, False, 64), (1 << 30, 8, True, 64),
+                                 (1 << 30, 1, True, 64), (1 << 30, 2, True, 256), (1 << 30, 2, True, 2048),
+                                 (1 << 30, 2, True, 3)):
+        assert not config.batch_norm_stats_rows(numel, size, flat, c)
+    monkeypatch.setattr(config, "BN_STATS_ROWS", {**f, "per_sm": 5, "block": 256})
+    cut = config.batch_norm_row_shares(802816, 64, 132, "stats")
+    assert (cut.width, cut.rows, cut.blocks, cut.per_program, cut.shares) == (64, 4, 1, 1220, 659)  # 660 rounded
+    monkeypatch.setattr(config, "BN_STATS_ROWS", None)
+    assert not config.batch_norm_stats_rows(1 << 30, 4, True, 64)
+
+
+def _count_stats_rows(monkeypatch) -> list:
+    """Count the row-strided statistics passes into the list returned, the saved statistics NaN-filled before each."""
+    passes, real = [], K._stats_rows_pass
+
+    def counted(xv, shift, mrel, rstd, *args, **kwargs):
+        for t in (shift, mrel, rstd):
+            t.fill_(float("nan"))
+        passes.append(1)
+        return real(xv, shift, mrel, rstd, *args, **kwargs)
+
+    monkeypatch.setattr(K, "_stats_rows_pass", counted)
+    return passes
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7, 9), (9, 4, 8, 8), (2, 70, 3, 3), (37, 6), (2, 3, 4, 2, 3),
+                                   (300, 1)])
+def test_stats_rows_against_reference(monkeypatch, shape, device):
+    """The training forward's statistics through the row-strided kernel and its merge (BN_STATS_ROWS at threshold
+    0; tiles of 64: several rows a tile with a ragged last tile (C = 5, 6, 1), two channel blocks (C = 70), (N, C)
+    rows and 3-d), fp32, bf16 and fp16 x, with ReLU and a residual, without parameters, against the reference (y,
+    running statistics, and the backward from the saved statistics), with a channel of 1e4 + randn and a constant
+    channel at 1e7; the partials merged 2 shares a step (several steps; an odd count); the saved statistics poisoned
+    first; bitwise the same run to run; a NaN stays in its own channel."""
+    monkeypatch.setattr(config, "BN_STATS_ROWS", stats_rows_everywhere())
+    monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8, "channels": 4})  # 2 shares a step
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    passes = _count_stats_rows(monkeypatch)
+    cases = ((torch.float32, {}), (torch.bfloat16, {"activation": "relu", "z": True}), (torch.float16, {}),
+             (torch.float32, {"affine": False}))
+    for k, (dtype, options) in enumerate(cases):
+        x, w, b, rm, rv = _make(shape, len(shape) > 3, dtype, device, seed=100 + k)
+        if shape[1] > 2:
+            x = x.detach()
+            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
+            x[:, 2] = 1e7 if dtype == torch.float32 else 1e4
+            x.requires_grad_(True)
+        if options.get("affine") is False:
+            w = b = None
+        z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
+        _check_bn(x, w, b, rm, rv, training=True, activation=options.get("activation"), z=z)
+    assert len(passes) == len(cases)
+    sms = config.multiprocessor_count(config.device_index(x))
+    assert config.batch_norm_row_shares(math.prod(shape) // shape[1], shape[1], sms, "stats").shares >= 3
+    x, w, b, rm, rv = _make(shape, len(shape) > 3, torch.bfloat16, device, seed=110, requires_grad=False)
+    rm2, rv2 = rm.clone(), rv.clone()
+    y = fastnorm.batch_norm(x, rm, rv, w, b, True)
+    forget_replays()  # (on CUDA the calls below would replay the first's launches, past the pass counter)
+    assert torch.equal(y, fastnorm.batch_norm(x, rm2, rv2, w, b, True))
+    assert torch.equal(rm, rm2) and torch.equal(rv, rv2)
+    x.select(1, 0).reshape(-1)[0] = float("nan")
+    forget_replays()
+    y = fastnorm.batch_norm(x, rm, rv, w, b, True)
+    assert torch.isnan(y.select(1, 0)).all() and torch.isnan(rm[0]) and torch.isfinite(rm[1:]).all()
+    assert torch.isfinite(y.transpose(0, 1)[1:]).all()
+    assert len(passes) == len(cases) + 3
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_stats_rows_running_stats_after_k_steps(monkeypatch, momentum, device):
+    """Running statistics through the row-strided statistics pass after three steps of a module, ``momentum=None``
+    (the factor 1/num_batches_tracked read on the device) included, equal the reference's."""
+    monkeypatch.setattr(config, "BN_STATS_ROWS", stats_rows_everywhere())
+    monkeypatch.setattr(config, "BN_RESIDENT", False)
+    passes = _count_stats_rows(monkeypatch)
+    m = fastnorm.nn.BatchNorm2d(3, momentum=momentum).to(device)
+    rm, rv, nbt = np.zeros(3), np.ones(3), 0
+    for step in range(3):
+        x = (torch.randn(2 + step, 3, 3, 4, device=device) * (step + 1) + step).to(memory_format=torch.channels_last)
+        m(x)
+        fwd = ref.batch_norm_forward(to_np64(x), None, None, rm, rv, training=True, momentum=momentum, eps=1e-5,
+                                     num_batches_tracked=nbt)
+        rm, rv, nbt = fwd.new_running_mean, fwd.new_running_var, fwd.new_num_batches_tracked
+    assert len(passes) == 3
+    assert_close("running_mean", m.running_mean, rm, torch.float32)
+    assert_close("running_var", m.running_var, rv, torch.float32)
 
 
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 9, 11), torch.float32), ((2, 3, 10, 9), torch.bfloat16),

@@ -35,7 +35,14 @@ import fastnorm
 import fastnorm.nn as fnn
 from fastnorm import reference as R
 from fastnorm.reference.tolerances import OUTPUT_TOL, max_rel_err
-from helpers import assert_close, forget_replays, frozen_flat_everywhere, frozen_rows_everywhere, to_np64
+from helpers import (
+    assert_close,
+    forget_replays,
+    frozen_flat_everywhere,
+    frozen_rows_everywhere,
+    stats_rows_everywhere,
+    to_np64,
+)
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -452,17 +459,22 @@ _BN_MODES = [("train", True, False), ("eval", False, False), ("frozen-train", Tr
                          + [("nchw", "train", True, False, "dx"),  # the flat dx pass's one use among these modes
                             ("nchw", "eval", False, False, "frozen"), ("nchw", "frozen-train", True, True, "frozen"),
                             ("channels_last", "eval", False, False, "rows"),
-                            ("channels_last", "frozen-train", True, True, "rows")])
+                            ("channels_last", "frozen-train", True, True, "rows"),
+                            ("channels_last", "train", True, False, "stats")])
 @pytest.mark.parametrize("in_dy", [False, True], ids=["in-x", "in-dy"])
 def test_nan_inf_stay_in_their_channels_batch_norm(monkeypatch, layout, mode, training, ugs, in_dy, flat):
     flat_passes = []
-    if flat:  # the flat dx pass (config.BN_DX_FLAT), the frozen flat or row-strided backward at every size
+    if flat:  # the flat dx pass (config.BN_DX_FLAT), the frozen flat or row-strided backward, the row-strided
+        # statistics pass, at every size
         setting, settings, name = {"dx": ("BN_DX_FLAT", (0, 64, 2, 256), "_dx_flat_pass"),
                                    "frozen": ("BN_FROZEN_FLAT", frozen_flat_everywhere(), "_frozen_flat_pass"),
-                                   "rows": ("BN_FROZEN_ROWS", frozen_rows_everywhere(), "_frozen_rows_pass")}[flat]
+                                   "rows": ("BN_FROZEN_ROWS", frozen_rows_everywhere(), "_frozen_rows_pass"),
+                                   "stats": ("BN_STATS_ROWS", stats_rows_everywhere(), "_stats_rows_pass")}[flat]
         monkeypatch.setattr(fastnorm.kernels.config, setting, settings)
         if flat == "dx":  # the training backward's dx pass: not the single-read backward, which has none
             monkeypatch.setattr(fastnorm.kernels.config, "BN_RESIDENT_BACKWARD", False)
+        if flat == "stats":  # the row-strided statistics pass: not the single-read forward, which has none
+            monkeypatch.setattr(fastnorm.kernels.config, "BN_RESIDENT", False)
         real = getattr(fastnorm.kernels.batch_norm, name)
         monkeypatch.setattr(fastnorm.kernels.batch_norm, name, lambda *a, **k: flat_passes.append(1) or real(*a, **k))
     n, c, h, wd = 3, 5, 3, 2

@@ -250,12 +250,13 @@ def _channel_shift(x_ptr, c, cmask, S: tl.constexpr, S_RT, ACC: tl.constexpr):
 
 
 @triton.jit
-def _tile_two_pass(xv, m, ACC: tl.constexpr):
-    """(count, mean, M2) per row of a masked tile: mean first, then squared deviations from it."""
-    nt = tl.sum(m.to(ACC), 1)
-    mt = tl.sum(tl.where(m, xv, 0.0), 1) / tl.maximum(nt, 1.0)
-    d = tl.where(m, xv - mt[:, None], 0.0)
-    return nt, mt, tl.sum(rounded_prod(d, d), 1)
+def _tile_two_pass(xv, m, ACC: tl.constexpr, AXIS: tl.constexpr = 1):
+    """(count, mean, M2) over axis AXIS of a masked tile (per row by default): mean first, then squared deviations
+    from it."""
+    nt = tl.sum(m.to(ACC), AXIS)
+    mt = tl.sum(tl.where(m, xv, 0.0), AXIS) / tl.maximum(nt, 1.0)
+    d = tl.where(m, xv - tl.expand_dims(mt, AXIS), 0.0)
+    return nt, mt, tl.sum(rounded_prod(d, d), AXIS)
 
 
 @triton.jit
@@ -327,10 +328,18 @@ def _welford_tiles(x_ptr, c, lm, shift, v0, t0, t1, mean_l, m2_l, C, IDX: tl.con
         v = v0 + t * BS + ar
         off = _tile_offsets(c, v, C, S, S_RT, S_MG, FLAT, L)
         xv = tl.load(x_ptr + off, mask=lm, other=0.0, eviction_policy=EV).to(ACC) - shift[:, None]
-        rk = 1.0 / tl.cast(t + 1, ACC)
-        d = xv - mean_l
-        mean_l += d * rk
-        m2_l += d * (xv - mean_l)
+        mean_l, m2_l = _welford_step(xv, mean_l, m2_l, t, ACC)
+    return mean_l, m2_l
+
+
+@triton.jit
+def _welford_step(xv, mean_l, m2_l, t, ACC: tl.constexpr):
+    """Tile t (from 0) of a per-lane Welford state: every lane sees the same count t + 1, so the update factor is one
+    scalar a tile and there is no reduction across threads."""
+    rk = 1.0 / tl.cast(t + 1, ACC)
+    d = xv - mean_l
+    mean_l += d * rk
+    m2_l += d * (xv - mean_l)
     return mean_l, m2_l
 
 
@@ -380,19 +389,20 @@ def _store_partial(p, stride_q, cmask, n, mean, m2):
 
 
 @triton.jit
-def _partial_tile(part_ptr, c, cmask, j, j1, stride_c, ROWS: tl.constexpr):
-    """Pointers and mask of partials j (< j1) of channels c: a [MS, CB] tile (ROWS) or a [CB, MS] one."""
+def _partial_tile(part_ptr, c, cmask, j, j1, stride_c, ROWS: tl.constexpr, stride_j=1):
+    """Pointers and mask of partials j (< j1) of channels c (partial j at j·stride_j): a [MS, CB] tile (ROWS) or a
+    [CB, MS] one."""
     if ROWS:
-        return part_ptr + c[None, :] * stride_c + j[:, None], cmask[None, :] & (j < j1)[:, None]
+        return part_ptr + c[None, :] * stride_c + j[:, None] * stride_j, cmask[None, :] & (j < j1)[:, None]
     else:
-        return part_ptr + c[:, None] * stride_c + j[None, :], cmask[:, None] & (j < j1)[None, :]
+        return part_ptr + c[:, None] * stride_c + j[None, :] * stride_j, cmask[:, None] & (j < j1)[None, :]
 
 
 @triton.jit
-def _merge_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c):
+def _merge_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c, stride_j):
     """One step of ``_merge_partials``: the [MS, CB] tiles of partials j (< j1) of channels c -> (count, mean, M2,
     mask)."""
-    p, m = _partial_tile(part_ptr, c, cmask, j, j1, stride_c, True)
+    p, m = _partial_tile(part_ptr, c, cmask, j, j1, stride_c, True, stride_j)
     pn = tl.load(p, mask=m, other=0.0, cache_modifier=".cg")
     pm = tl.load(p + stride_q, mask=m, other=0.0, cache_modifier=".cg")
     pq = tl.load(p + 2 * stride_q, mask=m, other=0.0, cache_modifier=".cg")
@@ -401,8 +411,8 @@ def _merge_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c):
 
 @triton.jit
 def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constexpr, CB: tl.constexpr,
-                    ACC: tl.constexpr):
-    """Merge partials [count, mean, M2] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1), MS at a
+                    ACC: tl.constexpr, stride_j=1):
+    """Merge partials [count, mean, M2] at part_ptr[q·stride_q + c·stride_c + j·stride_j], j in [j0, j1), MS at a
     time (fixed-shape sums, chunks folded left to right: the same order whoever runs it). The tiles are [MS, CB],
     reduced over axis 0: with [CB, MS] tiles the compiler gave the merged values their own layout and converted the
     single-read forward's whole x tile to it and y back (channels-last: two shared-memory round trips of the tile)."""
@@ -410,11 +420,11 @@ def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.const
     mean = tl.zeros([CB], ACC)
     m2 = tl.zeros([CB], ACC)
     js = tl.arange(0, MS)
-    pn, pm, pq, m = _merge_step_loads(part_ptr, c, cmask, j0 + js, j1, stride_q, stride_c)
+    pn, pm, pq, m = _merge_step_loads(part_ptr, c, cmask, j0 + js, j1, stride_q, stride_c, stride_j)
     for jb in range(j0, j1, MS):
         # The next step's loads go out before this step's arithmetic: one step costs the larger of the loads' L2
         # latency and its shuffles and divisions, not their sum (the last step's are all masked off).
-        nn, nm, nq, mn = _merge_step_loads(part_ptr, c, cmask, jb + MS + js, j1, stride_q, stride_c)
+        nn, nm, nq, mn = _merge_step_loads(part_ptr, c, cmask, jb + MS + js, j1, stride_q, stride_c, stride_j)
         # The multi-way form of Chan's merge: n = Σn_j, mean = Σn_j·mean_j / n,
         # M2 = Σ(M2_j + n_j·(mean_j - mean)²) — deviations from the merged mean, fixed-shape sums.
         bn = tl.sum(pn, 0)
@@ -1495,6 +1505,72 @@ def _bn_rows_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, SPLIT, LD, CB: t
 
 
 @triton.jit
+def _bn_stats_rows_kernel(x_ptr, part_ptr, R, C, NB, IDX: tl.constexpr, ACC: tl.constexpr, W: tl.constexpr,
+                          K: tl.constexpr, STAGES: tl.constexpr):
+    """The training forward's statistics over channels-last x (R rows of C channels; ``config.BN_STATS_ROWS``),
+    row-strided: per channel (count, mean, M2) of x − shift (shift = x[0, c], ``_channel_shift``) over a share of the
+    rows, as partials that ``_bn_rows_stats_kernel`` merges.
+
+    The rows are cut in tiles of K rows of W channels; program b + j·NB takes channel block b of tiles j, j + SPLIT,
+    j + 2·SPLIT, … (SPLIT·NB = the programs), so the grid walks x from its start to its end together and leaves its
+    end in L2 for the apply pass, which reads x from the end (``config.BN_APPLY_REVERSE``; loading the last 8 MB
+    ``evict_last``, as the tile pass does, gained nothing here: NOTES.md, session 36, call 3). Each lane keeps a
+    Welford state of one channel over the full tiles (``_welford_step``); the K rows' states are merged once at the
+    end (equal counts: mean of means, M2 = ΣM2 + k·Σ(mean_l − mean)²) and a ragged last tile by Chan's formula from
+    its own two-pass statistics. Partials: part_ptr[3, SPLIT, NB, W] (count, mean, M2) at (j, b)."""
+    b = tl.program_id(0) % NB
+    j = tl.program_id(0) // NB
+    split = tl.num_programs(0) // NB
+    c = b * W + tl.arange(0, W)
+    cm = c < C
+    shift = _channel_shift(x_ptr, c, cm, 1, 0, ACC)
+    k = tl.arange(0, K)
+    full = R // K
+    nf = (tl.maximum(full - j, 0) + split - 1) // split  # full tiles j, j + SPLIT, … below ``full``
+    lm = (k >= 0)[:, None] & cm[None, :]
+    mean_l = tl.zeros([K, W], ACC)
+    m2_l = tl.zeros([K, W], ACC)
+    i = (j * K + k).to(IDX)[:, None] * C + c[None, :]
+    step = split.to(IDX) * K * C
+    for t in tl.range(0, nf, num_stages=STAGES):
+        xv = tl.load(x_ptr + i, mask=lm, other=0.0).to(ACC) - shift[None, :]
+        mean_l, m2_l = _welford_step(xv, mean_l, m2_l, t, ACC)
+        i += step
+    kf = tl.cast(nf, ACC)
+    mean = tl.sum(mean_l, 0) / K
+    dm = mean_l - mean[None, :]
+    m2 = tl.sum(m2_l, 0) + kf * tl.sum(rounded_prod(dm, dm), 0)
+    cnt = tl.zeros([W], ACC) + kf * K
+    if (full * K < R) & (full % split == j):
+        r = full * K + k
+        m = (r < R)[:, None] & cm[None, :]
+        xv = tl.load(x_ptr + r.to(IDX)[:, None] * C + c[None, :], mask=m, other=0.0).to(ACC) - shift[None, :]
+        tn, tm, tq = _tile_two_pass(xv, m, ACC, 0)
+        cnt, mean, m2 = _chan(cnt, mean, m2, tn, tm, tq)
+    p = part_ptr + tl.program_id(0) * W + tl.arange(0, W)
+    q = tl.num_programs(0) * W
+    _store_partial(p, q, cm, cnt, mean, m2)
+
+
+@triton.jit
+def _bn_rows_stats_kernel(x_ptr, part_ptr, shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, C, SPLIT, LD,
+                          mom_hi, mom_lo, eps_hi, eps_lo, cnt_hi, cnt_lo, CB: tl.constexpr, JB: tl.constexpr,
+                          ACC: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr):
+    """``_bn_stats_rows_kernel``'s partials part_ptr[3, SPLIT, LD] merged per channel, JB shares a step in a fixed
+    order (``_merge_partials``) -> the saved (shift, mean_rel, invstd) and, with UPDATE_RUNNING, the running
+    statistics, as the statistics pass of the two-launch training forward writes them."""
+    c = tl.program_id(0) * CB + tl.arange(0, CB)
+    cm = c < C
+    shift = _channel_shift(x_ptr, c, cm, 1, 0, ACC)
+    _, mrel, m2 = _merge_partials(part_ptr, c, cm, 0, SPLIT, SPLIT * LD, 1, JB, CB, ACC, LD)
+    count = _hl(cnt_hi, cnt_lo, ACC)
+    var = m2 / count
+    _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cm, shift, mrel,
+                      _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, mom_hi, mom_lo, ACC, UPDATE_RUNNING,
+                      MOMENTUM_NONE)
+
+
+@triton.jit
 def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, HALF, PIECES,
                            CB: tl.constexpr, BLOCK: tl.constexpr, WIN: tl.constexpr, ACC: tl.constexpr,
                            FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr, WRITE_DB: tl.constexpr):
@@ -1784,6 +1860,8 @@ _bwd_dx_flat = _Launcher(_bn_bwd_dx_flat_kernel)
 _bwd_frozen_flat = _Launcher(_bn_bwd_frozen_flat_kernel)
 _bwd_frozen_rows = _Launcher(_bn_bwd_frozen_rows_kernel)
 _rows_sums = _Launcher(_bn_rows_sums_kernel)
+_stats_rows = _Launcher(_bn_stats_rows_kernel)
+_rows_stats = _Launcher(_bn_rows_stats_kernel)
 _frozen_sums = _Launcher(_bn_frozen_sums_kernel)
 _merge = _Launcher(_bn_merge_stats_kernel)
 _update_running = _Launcher(_bn_update_running_kernel)
@@ -1994,11 +2072,17 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
                                       resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
     fused = config.BN_TRAIN_FUSED
+    update = running_mean is not None
+    if not fused and config.batch_norm_stats_rows(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c):
+        _stats_rows_pass(xv, shift, mrel, rstd, running_mean, running_var, nbt, (mh, ml, eh, el, ch, cl),
+                         momentum is None)
+        apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
+              save=False, reverse=config.BN_APPLY_REVERSE)
+        return shift, mrel, rstd
     sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", not fused)
     part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
     sync = _sync(plan, dev)
     k = plan.ncb_g * plan.split
-    update = running_mean is not None
     keepv = 0 if fused or al else _kept(plan, xv.x.numel() * xv.x.element_size())
     _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
         xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
@@ -2013,6 +2097,27 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
               save=False, reverse=config.BN_APPLY_REVERSE)
     return shift, mrel, rstd
+
+
+def _stats_rows_pass(xv: View, shift, mrel, rstd, running_mean, running_var, nbt, scalars: tuple,
+                     momentum_none: bool) -> None:
+    """The training forward's statistics over channels-last rows through the row-strided kernel and its merge
+    launch (``_bn_stats_rows_kernel``, ``_bn_rows_stats_kernel``; config.BN_STATS_ROWS): the saved (shift, mean_rel,
+    invstd) and the running statistics' update. ``scalars``: (momentum, eps, count) as ``_hilo`` pairs."""
+    c = xv.c
+    cut = config.batch_norm_row_shares(xv.v, c, _sms(xv), "stats")
+    acc = _acc(xv.x.dtype)
+    part = _scratch(3 * cut.shares * cut.blocks * cut.width, acc, xv.x.device)
+    _stats_rows((cut.shares * cut.blocks,), (xv.x, part, xv.v, c, cut.blocks), dict(
+        IDX=_flat_idx(xv.x.numel(), cut.shares * cut.rows * c), ACC=_TL[acc], W=cut.width, K=cut.rows,
+        STAGES=config.BN_STATS_ROWS["stages"],
+    ), config.BN_STATS_ROWS["warps"], 1)
+    cb, jb = config.batch_norm_rows_sums_tile(c, cut.shares)
+    _rows_stats((-(-c // cb),), (
+        xv.x, part, shift, mrel, rstd, running_mean, running_var, nbt, c, cut.shares, cut.blocks * cut.width,
+        *scalars,
+    ), dict(CB=cb, JB=jb, ACC=_TL[acc], UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none),
+        8, None)
 
 
 #: Devices that refused a cooperative launch of a single-read kernel (e.g. a process limited to part of the SMs):

@@ -810,28 +810,62 @@ BN_FROZEN_ROWS: dict[str, int] | None = {"min_numel": 1 << 20, "block": 1024, "w
                                           "steps": 16}
 
 
+#: The most channel lanes a row-strided tile takes (``batch_norm_row_shares``): a wider per-channel vector (its shift,
+#: its sums) changes layout through shared memory, which the sm_90 gate refuses (tiles of 2048 over C > 1024).
+BN_ROWS_WIDTH_MAX = 1024
+
+
 class RowShares(NamedTuple):
-    """How the row-strided frozen kernel cuts channels-last x (``batch_norm_row_shares``)."""
+    """How a row-strided pass cuts channels-last x (``batch_norm_row_shares``)."""
 
     width: int  # channel lanes a tile (a power of two)
     rows: int  # rows a tile
     blocks: int  # channel blocks: programs a share
-    per_program: int  # rows a share (a multiple of ``rows``)
-    shares: int  # shares of the rows
+    per_program: int  # rows a share (a multiple of ``rows``): the frozen pass's contiguous shares
+    shares: int  # shares of the rows (the statistics pass takes each share's tiles grid-strided)
 
 
 @functools.cache
-def batch_norm_row_shares(r: int, c: int, sms: int) -> RowShares:
-    """BN_FROZEN_ROWS' cut of ``r`` channels-last rows of ``c`` channels on ``sms`` multiprocessors: tiles of the
-    channels' power of two (at most "block") by as many rows as fill "block", as many shares of the rows as make
-    "per_sm" programs a multiprocessor (rounded up), each at least "steps" tiles where there are as many."""
-    f = BN_FROZEN_ROWS
-    width = min(_next_pow2(c), f["block"])
+def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -> RowShares:
+    """The cut of ``r`` channels-last rows of ``c`` channels on ``sms`` multiprocessors by the row-strided pass
+    ``rows_pass`` ("frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS): tiles of the channels' power of two (at most
+    "block") by as many rows as fill "block", as many shares of the rows as make "per_sm" programs a multiprocessor
+    (rounded up), each at least "steps" tiles where there are as many; at most BN_ROWS_WIDTH_MAX lanes."""
+    f = {"frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS}[rows_pass]
+    width = min(_next_pow2(c), f["block"], BN_ROWS_WIDTH_MAX)
     rows = f["block"] // width
     blocks = _cdiv(c, width)
     shares = max(1, min(_cdiv(sms * f["per_sm"], blocks), r // (rows * f["steps"])))
     per_program = _cdiv(_cdiv(max(r, 1), shares), rows) * rows
     return RowShares(width, rows, blocks, per_program, _cdiv(max(r, 1), per_program))
+
+
+#: The training forward's statistics over channels-last rows (its first launch) as the row-strided kernel
+#: (``_bn_stats_rows_kernel``, its partials merged by ``_bn_rows_stats_kernel``), cut as BN_FROZEN_ROWS' keys say
+#: (``batch_norm_row_shares``), where x has at least "min_numel" elements of 4 or 2 bytes and C lies in one of the
+#: "channels" ranges (inclusive). None: the tile kernel (``_bn_fwd_fused_kernel``, MODE 2) everywhere. Measured
+#: (NOTES.md, session 36; training forward, CUDA-graph replays, % of copy, two rounds, tile -> this): H200 (calls
+#: 3-4) bf16 256×64×56² 49.2 -> 52.1, 128×64×112² 55.2 -> 57.2, 256×128×28² 39.5 -> 42.8, 256×128×56² 52.5 -> 55.5,
+#: 256×512×28² 55.1 -> 55.7, 32×512×28² 31.6 -> 31.8, 256×1024×14² 51.8 -> 52.9; fp32 256×64×56² 59.4 -> 61.0,
+#: 256×128×28² 52.9 -> 53.3, 32×512×28² 47.3 -> 49.7; the H100 (call 2) alike. Left out, where it lost on both
+#: devices: C = 256 (bf16 8×256×128² 44.7 -> 41.8, 256×256×28² 50.2 -> 48.2, 2×256×200×304 43.7 -> 41.8; 256×256×56²
+#: gained, 56.6 -> 57.6) and C = 2048 (bf16 128×2048×7² 32.9 -> 31.1, fp32 48.3 -> 44.2). Why C = 256 loses is not
+#: established: at 256×256×28² and 256×64×56² the kernel reads the same 103 MB as the same 392 programs of 64 tiles
+#: of 4 KB in the same order, in 42.6 and 35.4 µs (call 5, graph replays back to back; torch's read of either 28.1),
+#: where the tile pass takes 43.4 and 47.5. The merge launch takes ~4 µs at every size. Loading x's last 8 MB
+#: ``evict_last`` (BN_KEEP_BYTES, as the tile pass does) gained nothing (call 3: 0-0.8 points lower everywhere). Tiles
+#: of 1024 elements were up to 2.3 points lower at the channel counts taken (call 1, H100: x is the kernel's only
+#: stream, so a tile is all its bytes in flight); 2 or 4 programs an SM, 6-8 stages, tiles of 4096 no better (call 2).
+BN_STATS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
+                              "channels": ((64, 128), (512, 1024))}
+
+
+def batch_norm_stats_rows(numel: int, x_size: int, flat: bool, c: int) -> bool:
+    """Whether the training forward's statistics over ``numel`` elements of ``x_size`` bytes in ``c`` channels
+    (``flat``: channels-last rows) take the row-strided kernel (BN_STATS_ROWS)."""
+    f = BN_STATS_ROWS
+    return f is not None and flat and x_size in (2, 4) and numel >= f["min_numel"] \
+        and any(lo <= c <= hi for lo, hi in f["channels"])
 
 
 #: ``_bn_rows_sums_kernel``'s tiles: at most "shares" shares added a step (JB: the shares' power of two up to this),
