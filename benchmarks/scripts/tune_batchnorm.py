@@ -367,7 +367,12 @@ VARIANT_CASES = [((256, 64, 56, 56), "bf16", False), ((256, 64, 56, 56), "bf16",
                  # channels-last frozen backward below its NCHW form (session 35)
                  ((32, 512, 28, 28), "bf16", True), ((256, 256, 28, 28), "fp32", True),
                  # fp32 channels-last evaluation where torch.compile's pointwise kernel was faster (session 34's suite)
-                 ((256, 1024, 14, 14), "fp32", True)]
+                 ((256, 1024, 14, 14), "fp32", True),
+                 # channels-last ResNet-50 layers at batch 256 (128): the row-strided statistics pass's channel counts
+                 # (session 36)
+                 ((256, 128, 28, 28), "bf16", True), ((256, 128, 56, 56), "bf16", True),
+                 ((256, 512, 28, 28), "bf16", True), ((128, 64, 112, 112), "bf16", True),
+                 ((256, 256, 56, 56), "bf16", True), ((256, 128, 28, 28), "fp32", True)]
 VARIANTS = {
     "default": {},
     "onelaunch": {"BN_TRAIN_FUSED": True},
