@@ -2064,39 +2064,44 @@ def forward_train(xv: View, y: torch.Tensor, z, weight, bias, running_mean, runn
     shift = torch.empty(c, dtype=acc, device=dev)
     mrel = torch.empty(c, dtype=acc, device=dev)
     rstd = torch.empty(c, dtype=acc, device=dev)
-    mh, ml = _hilo(0.0 if momentum is None else momentum)
-    eh, el = _hilo(eps)
-    ch, cl = _hilo(float(xv.count))
+    scalars = (*_hilo(0.0 if momentum is None else momentum), *_hilo(eps), *_hilo(float(xv.count)))
     resident = _resident_plan(xv, 1)
     if resident and _forward_resident(xv, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt,
-                                      resident, (mh, ml, eh, el, ch, cl), momentum is None, fix_gamma, relu):
+                                      resident, scalars, momentum is None, fix_gamma, relu):
         return shift, mrel, rstd
     fused = config.BN_TRAIN_FUSED
-    update = running_mean is not None
-    if not fused and config.batch_norm_stats_rows(xv.x.numel(), xv.x.element_size(), xv.flat, xv.c):
-        _stats_rows_pass(xv, shift, mrel, rstd, running_mean, running_var, nbt, (mh, ml, eh, el, ch, cl),
-                         momentum is None)
-        apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
-              save=False, reverse=config.BN_APPLY_REVERSE)
-        return shift, mrel, rstd
-    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", not fused)
-    part = _scratch(3 * c * (plan.split + plan.nsub), acc, dev)
-    sync = _sync(plan, dev)
-    k = plan.ncb_g * plan.split
-    keepv = 0 if fused or al else _kept(plan, xv.x.numel() * xv.x.element_size())
-    _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
-        xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
-        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag, keepv,
-        mh, ml, eh, el, ch, cl,
-    ), dict(
-        MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
-        HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
-        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=update, MOMENTUM_NONE=momentum is None, AL=al, KEEP=keepv > 0,
-    ), sv, plan, spatial)
+    if not fused and config.batch_norm_stats_rows(xv.x.numel(), xv.x.element_size(), xv.flat, c):
+        _stats_rows_pass(xv, shift, mrel, rstd, running_mean, running_var, nbt, scalars, momentum is None)
+    else:
+        _stats_tiles_pass(xv, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, scalars,
+                          momentum is None, fix_gamma, relu, fused)
     if not fused:
         apply(xv, y, z, weight, bias, shift, mrel, rstd, is_var=False, eps=0.0, fix_gamma=fix_gamma, relu=relu,
               save=False, reverse=config.BN_APPLY_REVERSE)
     return shift, mrel, rstd
+
+
+def _stats_tiles_pass(xv: View, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, scalars: tuple,
+                      momentum_none: bool, fix_gamma: bool, relu: bool, fused: bool) -> None:
+    """The training forward's statistics through the tile kernel (``_bn_fwd_fused_kernel``, MODE 2: the saved
+    (shift, mean_rel, invstd) and the running statistics' update), or with ``fused`` the whole forward in its
+    one-launch schedule (MODE 0). ``scalars``: (momentum, eps, count) as ``_hilo`` pairs."""
+    acc = _acc(xv.x.dtype)
+    c = xv.c
+    sv, al, spatial, plan = _reduction_view(xv, xv.x.element_size(), "fused", "fwd", not fused)
+    part = _scratch(3 * c * (plan.split + plan.nsub), acc, xv.x.device)
+    sync = _sync(plan, xv.x.device)
+    k = plan.ncb_g * plan.split
+    keepv = 0 if fused or al else _kept(plan, xv.x.numel() * xv.x.element_size())
+    _launch(_fwd_fused, "stats", (2 if fused else 1) * plan.groups * k, (
+        xv.x, y, z, weight, bias, shift, mrel, rstd, running_mean, running_var, nbt, part, sync,
+        c, sv.v, plan.vpi, plan.split, plan.nsub, plan.groups, plan.ncb_g, plan.lag, keepv, *scalars,
+    ), dict(
+        MSUB=plan.msub, MS=plan.ms, MODE=0 if fused else 2,
+        HAS_W=weight is not None, HAS_B=bias is not None, HAS_Z=z is not None, RELU=relu,
+        FIX_GAMMA=fix_gamma, UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none, AL=al,
+        KEEP=keepv > 0,
+    ), sv, plan, spatial)
 
 
 def _stats_rows_pass(xv: View, shift, mrel, rstd, running_mean, running_var, nbt, scalars: tuple,
@@ -2117,7 +2122,7 @@ def _stats_rows_pass(xv: View, shift, mrel, rstd, running_mean, running_var, nbt
         xv.x, part, shift, mrel, rstd, running_mean, running_var, nbt, c, cut.shares, cut.blocks * cut.width,
         *scalars,
     ), dict(CB=cb, JB=jb, ACC=_TL[acc], UPDATE_RUNNING=running_mean is not None, MOMENTUM_NONE=momentum_none),
-        8, None)
+        8, None)  # 8 warps: at 4 the [512, 8] tiles of three partials (and the next step's) spilled (sm_90 offline)
 
 
 #: Devices that refused a cooperative launch of a single-read kernel (e.g. a process limited to part of the SMs):

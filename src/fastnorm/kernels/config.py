@@ -868,18 +868,20 @@ def batch_norm_stats_rows(numel: int, x_size: int, flat: bool, c: int) -> bool:
         and any(lo <= c <= hi for lo, hi in f["channels"])
 
 
-#: ``_bn_rows_sums_kernel``'s tiles: at most "shares" shares added a step (JB: the shares' power of two up to this),
-#: "elements" a tile (so CB = "elements" // JB channels a program, up to the channels' power of two and "channels":
-#: the sums of more would change layout through shared memory, which the sm_90 gate refuses): at BN_FROZEN_ROWS' 3
-#: an SM (396 shares on 132 SMs) one step. Measured on the H200 (NOTES.md, session 35, call 5; frozen backward,
-#: graph replays, % of copy, 256 shares of 16 channels a step -> this, with the x̂ sum's mask select dropped too):
-#: bf16 CL 256×64×56² 83.2 -> 84.0, 256×256×28² 78.2 -> 79.0, 32×512×28² 53.9 -> 55.1, fp32 CL 32×512×28² 76.3 ->
-#: 77.2, 128×2048×7² 75.7 -> 75.6 (the select alone: +0..+0.5).
+#: ``_bn_rows_sums_kernel``'s tiles (and ``_bn_rows_stats_kernel``'s, which merges the statistics pass's partials;
+#: session 36's call 2 tried 1024 elements there: −4 points at 128×2048×7²): at most "shares" shares added a step
+#: (JB: the shares' power of two up to this), "elements" a tile (so CB = "elements" // JB channels a program, up to
+#: the channels' power of two and "channels": the sums of more would change layout through shared memory, which the
+#: sm_90 gate refuses): at BN_FROZEN_ROWS' 3 an SM (396 shares on 132 SMs) one step. Measured on the H200 (NOTES.md,
+#: session 35, call 5; frozen backward, graph replays, % of copy, 256 shares of 16 channels a step -> this, with the
+#: x̂ sum's mask select dropped too): bf16 CL 256×64×56² 83.2 -> 84.0, 256×256×28² 78.2 -> 79.0, 32×512×28² 53.9 ->
+#: 55.1, fp32 CL 32×512×28² 76.3 -> 77.2, 128×2048×7² 75.7 -> 75.6 (the select alone: +0..+0.5).
 BN_ROWS_SUMS_TILE = {"shares": 512, "elements": 4096, "channels": 256}
 
 
 def batch_norm_rows_sums_tile(c: int, shares: int) -> tuple[int, int]:
-    """(CB, JB) of ``_bn_rows_sums_kernel`` over ``c`` channels of ``shares`` shares (BN_ROWS_SUMS_TILE)."""
+    """(CB, JB) of ``_bn_rows_sums_kernel`` (and ``_bn_rows_stats_kernel``) over ``c`` channels of ``shares`` shares
+    (BN_ROWS_SUMS_TILE)."""
     t = BN_ROWS_SUMS_TILE
     jb = min(_next_pow2(shares), t["shares"])
     return min(_next_pow2(c), max(1, t["elements"] // jb), t["channels"]), jb
