@@ -437,18 +437,19 @@ def _merge_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.const
 
 
 @triton.jit
-def _sum_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c, ROWS: tl.constexpr):
+def _sum_step_loads(part_ptr, c, cmask, j, j1, stride_q, stride_c, ROWS: tl.constexpr, stride_j):
     """One step of ``_sum_partials``: the [CB, MS] tiles (ROWS: [MS, CB]) of partials j (< j1) of channels c ->
     (a, b)."""
-    p, m = _partial_tile(part_ptr, c, cmask, j, j1, stride_c, ROWS)
+    p, m = _partial_tile(part_ptr, c, cmask, j, j1, stride_c, ROWS, stride_j)
     return tl.load(p, mask=m, other=0.0, cache_modifier=".cg"), tl.load(p + stride_q, mask=m, other=0.0,
                                                                          cache_modifier=".cg")
 
 
 @triton.jit
 def _sum_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constexpr, CB: tl.constexpr,
-                  ACC: tl.constexpr, ROWS: tl.constexpr = False):
-    """Sum partials [a, b] at part_ptr[q·stride_q + c·stride_c + j], j in [j0, j1): fixed tree; masked channels 0.
+                  ACC: tl.constexpr, ROWS: tl.constexpr = False, stride_j=1):
+    """Sum partials [a, b] at part_ptr[q·stride_q + c·stride_c + j·stride_j], j in [j0, j1): fixed tree; masked
+    channels 0.
     (The final select gives the loop's sums one use each: Triton 3.6's TritonGPUOptimizeThreadLocality asserts that
     of a loop whose reductions it moves, and the sums feed several stores.) ROWS: [MS, CB] tiles reduced over axis
     0, as ``_merge_partials``' (the single-read backward: with [CB, MS] tiles its data tile changed layout)."""
@@ -456,9 +457,10 @@ def _sum_partials(part_ptr, c, cmask, j0, j1, stride_q, stride_c, MS: tl.constex
     sa = tl.zeros([CB], ACC)
     sb = tl.zeros([CB], ACC)
     js = tl.arange(0, MS)
-    pa, pb = _sum_step_loads(part_ptr, c, cmask, j0 + js, j1, stride_q, stride_c, ROWS)
+    pa, pb = _sum_step_loads(part_ptr, c, cmask, j0 + js, j1, stride_q, stride_c, ROWS, stride_j)
     for jb in range(j0, j1, MS):
-        na, nb = _sum_step_loads(part_ptr, c, cmask, jb + MS + js, j1, stride_q, stride_c, ROWS)  # as _merge_partials
+        na, nb = _sum_step_loads(part_ptr, c, cmask, jb + MS + js, j1, stride_q, stride_c, ROWS,
+                                 stride_j)  # as _merge_partials
         sa += tl.sum(pa, AXIS)
         sb += tl.sum(pb, AXIS)
         pa, pb = na, nb
@@ -1482,23 +1484,14 @@ def _bn_bwd_frozen_rows_kernel(
 def _bn_rows_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, SPLIT, LD, CB: tl.constexpr,
                          JB: tl.constexpr, ACC: tl.constexpr, FIX_GAMMA: tl.constexpr, WRITE_DW: tl.constexpr,
                          WRITE_DB: tl.constexpr):
-    """``_bn_bwd_frozen_rows_kernel``'s partial sums part_ptr[2, SPLIT, LD] added per channel, JB shares at a time
-    (the loads of a [JB, CB] tile in flight together: its shares are many, its channel blocks few), each tile row
-    its own running sums, those added last (a fixed order) -> sums_ptr [2, C] = (Σg, Σg·x̂), and db, dw as
-    ``_bn_frozen_sums_kernel``. Not ``_sum_partials``: its layout [2, C, SPLIT] scatters the row-strided pass's
-    partial stores, which cost up to 14 points of copy at C = 2048 (NOTES.md, session 35, call 10)."""
+    """``_bn_bwd_frozen_rows_kernel``'s partial sums part_ptr[2, SPLIT, LD] added per channel, JB shares a step
+    (``_sum_partials`` over [JB, CB] tiles: its shares are many, its channel blocks few) -> sums_ptr [2, C] = (Σg,
+    Σg·x̂), and db, dw as ``_bn_frozen_sums_kernel``. The partials are laid out [2, SPLIT, LD], not [2, C, SPLIT]:
+    that layout scatters the row-strided pass's partial stores, which cost up to 14 points of copy at C = 2048
+    (NOTES.md, session 35, call 10)."""
     c = tl.program_id(0) * CB + tl.arange(0, CB)
     cm = c < C
-    jj = tl.arange(0, JB)
-    fa = tl.zeros([JB, CB], ACC)
-    fb = tl.zeros([JB, CB], ACC)
-    for j0 in tl.range(0, SPLIT, JB, num_stages=2):
-        m = ((j0 + jj) < SPLIT)[:, None] & cm[None, :]
-        q = part_ptr + (j0 + jj)[:, None] * LD + c[None, :]
-        fa += tl.load(q, mask=m, other=0.0)
-        fb += tl.load(q + SPLIT * LD, mask=m, other=0.0)
-    sa = tl.sum(fa, 0)
-    sb = tl.sum(fb, 0)
+    sa, sb = _sum_partials(part_ptr, c, cm, 0, SPLIT, SPLIT * LD, 1, JB, CB, ACC, True, LD)
     tl.store(sums_ptr + c, sa, mask=cm)
     tl.store(sums_ptr + C + c, sb, mask=cm)
     _store_param_grads(dw_ptr, db_ptr, c, cm, sa, sb, FIX_GAMMA, WRITE_DW, WRITE_DB)

@@ -864,8 +864,7 @@ def batch_norm_stats_rows(numel: int, x_size: int, flat: bool, c: int) -> bool:
     """Whether the training forward's statistics over ``numel`` elements of ``x_size`` bytes in ``c`` channels
     (``flat``: channels-last rows) take the row-strided kernel (BN_STATS_ROWS)."""
     f = BN_STATS_ROWS
-    return f is not None and flat and x_size in (2, 4) and numel >= f["min_numel"] \
-        and any(lo <= c <= hi for lo, hi in f["channels"])
+    return _row_strided(f, numel, x_size, flat) and any(lo <= c <= hi for lo, hi in f["channels"])
 
 
 #: ``_bn_rows_sums_kernel``'s tiles (and ``_bn_rows_stats_kernel``'s, which merges the statistics pass's partials;
@@ -890,7 +889,12 @@ def batch_norm_rows_sums_tile(c: int, shares: int) -> tuple[int, int]:
 def batch_norm_frozen_rows(numel: int, x_size: int, flat: bool) -> bool:
     """Whether the frozen backward with parameter sums over ``numel`` elements of ``x_size`` bytes (``flat``:
     channels-last rows) takes the row-strided kernel (BN_FROZEN_ROWS)."""
-    f = BN_FROZEN_ROWS
+    return _row_strided(BN_FROZEN_ROWS, numel, x_size, flat)
+
+
+def _row_strided(f: dict | None, numel: int, x_size: int, flat: bool) -> bool:
+    """Whether a row-strided pass set up by ``f`` (BN_FROZEN_ROWS, BN_STATS_ROWS) takes ``numel`` elements of
+    ``x_size`` bytes (``flat``: channels-last rows): on, rows, 4-byte or 16-bit x, from its "min_numel"."""
     return f is not None and flat and x_size in (2, 4) and numel >= f["min_numel"]
 
 
