@@ -148,20 +148,15 @@ def frozen_flat_everywhere() -> dict:
             "min_per_sm": 0}
 
 
-def frozen_rows_everywhere() -> dict:
-    """config.BN_FROZEN_ROWS taking the row-strided frozen backward at every size, in tiles of 64 elements (2
-    warps), a share as few as one tile."""
+def rows_everywhere(name: str) -> dict:
+    """config.<name> (BN_FROZEN_ROWS or BN_STATS_ROWS) taking its row-strided pass at every size (and channel count),
+    in tiles of 64 elements (2 warps), a share as few as one tile."""
     from fastnorm.kernels import config
 
-    return {**config.BN_FROZEN_ROWS, "min_numel": 0, "block": 64, "warps": 2, "steps": 1}
-
-
-def stats_rows_everywhere() -> dict:
-    """config.BN_STATS_ROWS taking the training forward's statistics row-strided at every size, in tiles of 64
-    elements (2 warps), a share as few as one tile."""
-    from fastnorm.kernels import config
-
-    return {**config.BN_STATS_ROWS, "min_numel": 0, "block": 64, "warps": 2, "steps": 1, "channels": ((1, 1 << 30),)}
+    f = {**getattr(config, name), "min_numel": 0, "block": 64, "warps": 2, "steps": 1}
+    if "channels" in f:
+        f["channels"] = ((1, 1 << 30),)
+    return f
 
 
 def peer_buffers(c: int, world: int, device):

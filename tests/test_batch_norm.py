@@ -26,9 +26,8 @@ from helpers import (
     assert_close,
     forget_replays,
     frozen_flat_everywhere,
-    frozen_rows_everywhere,
     poisoned_like,
-    stats_rows_everywhere,
+    rows_everywhere,
     to_np64,
     watch_replays,
 )
@@ -930,9 +929,9 @@ def test_frozen_rows_against_reference(monkeypatch, shape, device):
     rows and 3-d) in evaluation and under use_global_stats, with ReLU and a residual, under fix_gamma, 16- and 32-bit
     x, against the reference, with a channel of 1e4 + randn; the partial sums added 2 shares at a time (several
     steps; an odd count); dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
-    monkeypatch.setattr(config, "BN_FROZEN_ROWS", frozen_rows_everywhere())
+    monkeypatch.setattr(config, "BN_FROZEN_ROWS", rows_everywhere("BN_FROZEN_ROWS"))
     monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8, "channels": 4})  # 2 shares a step
-    passes = _count_frozen_passes(monkeypatch, poison=True, name="_frozen_rows_pass")
+    passes = _count_passes(monkeypatch, "_frozen_rows_pass", poison=(3, 4))  # dx, dz
     cases = ((torch.float32, False, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
              (torch.float16, True, {"fix_gamma": True}), (torch.float32, True, {"activation": "relu"}),
              (torch.bfloat16, False, {}))
@@ -974,20 +973,6 @@ def test_stats_rows_rule(monkeypatch):
     assert not config.batch_norm_stats_rows(1 << 30, 4, True, 64)
 
 
-def _count_stats_rows(monkeypatch) -> list:
-    """Count the row-strided statistics passes into the list returned, the saved statistics NaN-filled before each."""
-    passes, real = [], K._stats_rows_pass
-
-    def counted(xv, shift, mrel, rstd, *args, **kwargs):
-        for t in (shift, mrel, rstd):
-            t.fill_(float("nan"))
-        passes.append(1)
-        return real(xv, shift, mrel, rstd, *args, **kwargs)
-
-    monkeypatch.setattr(K, "_stats_rows_pass", counted)
-    return passes
-
-
 @pytest.mark.parametrize("shape", [(3, 5, 7, 9), (9, 4, 8, 8), (2, 70, 3, 3), (37, 6), (2, 3, 4, 2, 3),
                                    (300, 1)])
 def test_stats_rows_against_reference(monkeypatch, shape, device):
@@ -997,10 +982,10 @@ def test_stats_rows_against_reference(monkeypatch, shape, device):
     running statistics, and the backward from the saved statistics), with a channel of 1e4 + randn and a constant
     channel at 1e7; the partials merged 2 shares a step (several steps; an odd count); the saved statistics poisoned
     first; bitwise the same run to run; a NaN stays in its own channel."""
-    monkeypatch.setattr(config, "BN_STATS_ROWS", stats_rows_everywhere())
+    monkeypatch.setattr(config, "BN_STATS_ROWS", rows_everywhere("BN_STATS_ROWS"))
     monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8, "channels": 4})  # 2 shares a step
     monkeypatch.setattr(config, "BN_RESIDENT", False)
-    passes = _count_stats_rows(monkeypatch)
+    passes = _count_passes(monkeypatch, "_stats_rows_pass", poison=(1, 2, 3))  # shift, mrel, rstd
     cases = ((torch.float32, {}), (torch.bfloat16, {"activation": "relu", "z": True}), (torch.float16, {}),
              (torch.float32, {"affine": False}))
     for k, (dtype, options) in enumerate(cases):
@@ -1035,9 +1020,9 @@ def test_stats_rows_against_reference(monkeypatch, shape, device):
 def test_stats_rows_running_stats_after_k_steps(monkeypatch, momentum, device):
     """Running statistics through the row-strided statistics pass after three steps of a module, ``momentum=None``
     (the factor 1/num_batches_tracked read on the device) included, equal the reference's."""
-    monkeypatch.setattr(config, "BN_STATS_ROWS", stats_rows_everywhere())
+    monkeypatch.setattr(config, "BN_STATS_ROWS", rows_everywhere("BN_STATS_ROWS"))
     monkeypatch.setattr(config, "BN_RESIDENT", False)
-    passes = _count_stats_rows(monkeypatch)
+    passes = _count_passes(monkeypatch, "_stats_rows_pass", poison=(1, 2, 3))  # shift, mrel, rstd
     m = fastnorm.nn.BatchNorm2d(3, momentum=momentum).to(device)
     rm, rv, nbt = np.zeros(3), np.ones(3), 0
     for step in range(3):
@@ -1112,18 +1097,18 @@ def test_frozen_flat_rule(monkeypatch):
     assert not config.batch_norm_frozen_flat(1 << 30, 4, False, 64, 3136, 132)
 
 
-def _count_frozen_passes(monkeypatch, poison: bool = False, name: str = "_frozen_flat_pass") -> list:
-    """Count the frozen passes ``name`` of the kernels module (the flat one, or "_frozen_rows_pass") into the list
-    returned; with ``poison``, NaN-fill dx (and dz) before each."""
+def _count_passes(monkeypatch, name: str, poison: tuple[int, ...] = ()) -> list:
+    """Count the calls of the kernels module's pass ``name`` (e.g. "_frozen_flat_pass", "_frozen_rows_pass",
+    "_stats_rows_pass") into the list returned, NaN-filling its positional arguments at ``poison`` (its outputs;
+    None skipped) before each."""
     passes, real = [], getattr(K, name)
 
-    def counted(xv, dy, y, dx, dz, *args, **kwargs):
-        if poison:
-            dx.fill_(float("nan"))
-            if dz is not None:
-                dz.fill_(float("nan"))
+    def counted(*args, **kwargs):
+        for k in poison:
+            if args[k] is not None:
+                args[k].fill_(float("nan"))
         passes.append(1)
-        return real(xv, dy, y, dx, dz, *args, **kwargs)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(K, name, counted)
     return passes
@@ -1138,7 +1123,7 @@ def test_frozen_flat_against_reference(monkeypatch, shape, device):
     residual, under fix_gamma, 16- and 32-bit x, fp32 parameters of 16-bit x, against the reference, with a channel
     of 1e4 + randn; dx and dz poisoned before every pass; a NaN reaches its own channel's dγ, dβ alone."""
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
-    passes = _count_frozen_passes(monkeypatch, poison=True)
+    passes = _count_passes(monkeypatch, "_frozen_flat_pass", poison=(3, 4))  # dx, dz
     cases = ((torch.float32, False, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
              (torch.float16, False, {"fix_gamma": True}), (torch.float32, True, {"activation": "relu"}))
     for k, (dtype, training, options) in enumerate(cases):
@@ -1206,7 +1191,7 @@ def test_frozen_flat_with_the_spatial_size_as_an_argument(monkeypatch, shape, dt
     compiled in: S = 99, 90, 96): dx, dz, dγ and dβ bitwise those with S compiled in; and with 64-bit indices forced,
     bitwise the 32-bit results."""
     monkeypatch.setattr(config, "BN_FROZEN_FLAT", frozen_flat_everywhere())
-    passes = _count_frozen_passes(monkeypatch)
+    passes = _count_passes(monkeypatch, "_frozen_flat_pass")
 
     def run():
         x, w, b, rm, rv = _make(shape, False, dtype, device, seed=4)

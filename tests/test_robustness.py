@@ -39,8 +39,7 @@ from helpers import (
     assert_close,
     forget_replays,
     frozen_flat_everywhere,
-    frozen_rows_everywhere,
-    stats_rows_everywhere,
+    rows_everywhere,
     to_np64,
 )
 
@@ -466,10 +465,12 @@ def test_nan_inf_stay_in_their_channels_batch_norm(monkeypatch, layout, mode, tr
     flat_passes = []
     if flat:  # the flat dx pass (config.BN_DX_FLAT), the frozen flat or row-strided backward, the row-strided
         # statistics pass, at every size
-        setting, settings, name = {"dx": ("BN_DX_FLAT", (0, 64, 2, 256), "_dx_flat_pass"),
-                                   "frozen": ("BN_FROZEN_FLAT", frozen_flat_everywhere(), "_frozen_flat_pass"),
-                                   "rows": ("BN_FROZEN_ROWS", frozen_rows_everywhere(), "_frozen_rows_pass"),
-                                   "stats": ("BN_STATS_ROWS", stats_rows_everywhere(), "_stats_rows_pass")}[flat]
+        setting, settings, name = {
+            "dx": ("BN_DX_FLAT", (0, 64, 2, 256), "_dx_flat_pass"),
+            "frozen": ("BN_FROZEN_FLAT", frozen_flat_everywhere(), "_frozen_flat_pass"),
+            "rows": ("BN_FROZEN_ROWS", rows_everywhere("BN_FROZEN_ROWS"), "_frozen_rows_pass"),
+            "stats": ("BN_STATS_ROWS", rows_everywhere("BN_STATS_ROWS"), "_stats_rows_pass"),
+        }[flat]
         monkeypatch.setattr(fastnorm.kernels.config, setting, settings)
         if flat == "dx":  # the training backward's dx pass: not the single-read backward, which has none
             monkeypatch.setattr(fastnorm.kernels.config, "BN_RESIDENT_BACKWARD", False)
