@@ -210,6 +210,38 @@ def test_looped_forward_hints(monkeypatch):
             K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=bad)
 
 
+def test_widen_rule():
+    """bf16 loads are widened by inline assembly two to a register (``_widen``) only where every thread holds an even
+    number of a tile's columns: bf16, rows and addresses 16-byte aligned, pieces of at least 2 elements a thread."""
+    cfg = C.NormConfig(1, 4096, True, 16)
+    assert C.norm_widens(cfg, torch.bfloat16, 8, True)
+    assert not C.norm_widens(cfg, torch.float16, 8, True)
+    assert not C.norm_widens(cfg, torch.float32, 16, True)
+    assert not C.norm_widens(cfg, torch.bfloat16, 4, True)  # rows 8-byte aligned
+    assert not C.norm_widens(cfg, torch.bfloat16, 8, False)  # an address off 16 bytes
+    assert not C.norm_widens(C.NormConfig(1, 512, False, 16), torch.bfloat16, 16, True)  # one element a thread
+    assert C.norm_widens(C.NormConfig(1, 8192, False, 16, block_n2=4096), torch.bfloat16, 16, True)
+    assert not C.norm_widens(C.NormConfig(1, 4096, False, 4, block_n2=128), torch.bfloat16, 16, True)
+
+
+def test_widen_at_launch(monkeypatch):
+    """The launchers pass WIDEN as the rule says for the tensors given: an aligned bf16 row, not a view 2 bytes in,
+    not float32, not when traced (torch.compile: the addresses are not known then)."""
+    seen = []
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(meta["WIDEN"]))
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest: seen.append(meta["WIDEN"]))
+    cfg = C.NormConfig(1, 1024, False, 4)
+    base = torch.randn(3, 1024 + 8, dtype=torch.bfloat16)
+    for x in (base[:, :1024], base[:, 1:1025], base[:, :1024].float()):
+        K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg)
+    K.norm_fwd(base[:, :1024], None, None, None, 1e-5, 0.0, True, None, True, traceable=True, config=cfg)
+    rstd = torch.ones(3)
+    dy = torch.randn(3, 1024, dtype=torch.bfloat16)
+    K.norm_bwd(dy, base[:, :1024], None, False, None, rstd, None, torch.bfloat16, None, 1e-5, 0.0, True,
+               config=C.NormConfig(1, 1024, False, 4, programs=1))
+    assert seen == [True, False, False, False, True]
+
+
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg"), [
     (5, 40, C.NormConfig(1, 32, False, 2, block_n2=8)),  # 32 + 8: both pieces full
@@ -668,6 +700,31 @@ def test_constant_rows_chunked_exact_zero(device):
     y, _, _, _ = K.norm_fwd(x, None, None, None, 1e-5, 0.0, False, None, False,
                             config=C.NormConfig(1, 64, True, 4))
     assert torch.equal(y, torch.zeros_like(y))
+
+
+@pytest.mark.parametrize("case", ["outlier_first", "first_chunk_apart", "offset"])
+def test_chunked_forward_hard_rows(device, case):
+    """The chunked LayerNorm forward (per-position Welford on x - x[0], Chan's merge) on fp32 rows that defeat a
+    plain shifted sum: an outlier at x[0] (a shift by it alone loses ~N·ε of the variance: 2.5e-4 here), a first
+    chunk apart from the rest, 1e4 + randn. rstd and the saved mean (of s - x[0]) against float64, y against the
+    reference. (Shifted sums by x[0] plus the first chunk's mean, session 37, passed this too and were not faster.)"""
+    n = 4100  # 16 chunks of 256 and a ragged one
+    x = _rand((3, n), torch.float32, device, n)
+    if case == "outlier_first":
+        x[:, 0] += 1e4
+    elif case == "first_chunk_apart":
+        x[:, :256] += 30.0
+    else:
+        x += 1e4
+    w = _rand((n,), torch.float32, device, n + 1)
+    b = _rand((n,), torch.float32, device, n + 2)
+    y, _, mean, rstd = K.norm_fwd(x, w, b, None, 1e-5, 0.0, False, None, True, config=C.NormConfig(1, 256, True, 4))
+    ry, _, _, _ = _reference(False, x, w, b, 1e-5, torch.zeros_like(x))
+    assert_close("y", y, ry, torch.float32)
+    x64 = x.double()
+    std = x64.std(dim=1, unbiased=False)
+    torch.testing.assert_close(rstd.double(), (std**2 + 1e-5).rsqrt(), rtol=2e-6, atol=0.0)
+    torch.testing.assert_close(mean.double(), x64.mean(dim=1) - x64[:, 0], rtol=1e-6, atol=1e-6 * float(std.max()))
 
 
 @pytest.mark.parametrize("n", [100, 5000])

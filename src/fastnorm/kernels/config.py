@@ -430,6 +430,17 @@ def norm_fwd_holds_params(cfg: NormConfig) -> bool:
     return not cfg.chunked and cfg.programs > 0 and cfg.block_m > 1 and cfg.block_n2 == 0
 
 
+def norm_widens(cfg: NormConfig, dtype: torch.dtype, row_align: int, aligned: bool) -> bool:
+    """Whether the norm kernels widen bfloat16 loads by a shift and a mask (``layer_norm._widen``: one instruction an
+    element, not the compiler's 1.5). Its inline assembly converts two elements a register, so every thread must hold
+    an even number of each tile's columns: rows and pointers 16-byte aligned (``row_align`` >= 8 elements, ``aligned``
+    the tensors' addresses), so loads are vectors, and each piece at least 2 elements a thread (block_n and block_n2
+    >= 64 · num_warps). Else, and under torch.compile (addresses unknown when traced), the plain conversion."""
+    threads = 32 * cfg.num_warps
+    return (dtype == torch.bfloat16 and aligned and row_align >= 8 and cfg.block_n >= 2 * threads
+            and (cfg.block_n2 == 0 or cfg.block_n2 >= 2 * threads))
+
+
 #: Shared memory one block may use on an H100/H200 (227 KiB, opted in; the sm_90 compile gate holds every kernel to it),
 #: and what a norm kernel may need besides its prefetch buffers (reductions, layout conversions).
 SMEM_BYTES_PER_BLOCK = 232448

@@ -60,6 +60,7 @@ from .config import (
     norm_fwd_config,
     norm_fwd_holds_params,
     norm_partial_sum_config,
+    norm_widens,
 )
 
 # ----------------------------------------------------------------------------- kernels
@@ -69,13 +70,33 @@ _COMPILED = tl.constexpr(not INTERPRETER)
 
 
 @triton.jit
+def _widen(v, ACC: tl.constexpr, ON: tl.constexpr):
+    """``v.to(ACC)``. With ON (the launch's WIDEN, ``config.norm_widens``: every thread holds an even number of the
+    tile's columns), bfloat16 to float32 compiles to one integer instruction an element, two to a register (a shift
+    for the low half, a mask for the high one), where the compiler's conversion spends a PRMT and a shift on the high
+    half: 1.5 an element. Exact either way (the interpreter: the plain conversion). H200, kernels only (NOTES.md,
+    session 37): LN backward 16384 +1.1 points, 32768 +2.0, 65536 +1.4, RMS backward 16384 +2.3, LN forward 16384
+    +1.0, 32768 +2.1. Not taken: RMSNorm's chunked forward (8192 lost 4.3: 32 registers instead of 39, as session 17
+    saw) and the one-row tiles' weight and bias (LN forward 65536 then spilled 112 bytes instead of 24)."""
+    if ON and _COMPILED and v.dtype.is_bf16() and ACC == tl.float32:
+        return tl.inline_asm_elementwise("{ shl.b32 $0, $2, 16; and.b32 $1, $2, 0xffff0000; }", "=r,=r,r", [v],
+                                         dtype=tl.float32, is_pure=True, pack=2)
+    return v.to(ACC)
+
+
+@triton.jit
 def _load_sum(X, RES, RES_OUT, offs_x, offs_r, offs_ro, mask, HAS_RES: tl.constexpr,
-              STORE_RES_OUT: tl.constexpr, ACC: tl.constexpr, POLICY: tl.constexpr):
+              STORE_RES_OUT: tl.constexpr, ACC: tl.constexpr, POLICY: tl.constexpr, WIDEN: tl.constexpr):
     """The normalized input ``s``: ``x``, or ``x + r`` rounded to residual_out's dtype (then stored); ``POLICY``:
-    the loads' L2 eviction policy ("" for the default)."""
-    x = tl.load(X + offs_x, mask=mask, other=0.0, eviction_policy=POLICY).to(ACC)
+    the loads' L2 eviction policy ("" for the default); WIDEN: :func:`_widen`'s (tiles of columns only)."""
+    x = tl.load(X + offs_x, mask=mask, other=0.0, eviction_policy=POLICY)
+    r = x
     if HAS_RES:
-        s = (x + tl.load(RES + offs_r, mask=mask, other=0.0, eviction_policy=POLICY).to(ACC)).to(
+        r = tl.load(RES + offs_r, mask=mask, other=0.0, eviction_policy=POLICY)
+    x = _widen(x, ACC, WIDEN)
+    r = _widen(r, ACC, WIDEN)
+    if HAS_RES:
+        s = (x + r).to(
             RES_OUT.dtype.element_ty)
         if STORE_RES_OUT:
             tl.store(RES_OUT + offs_ro, s, mask=mask)
@@ -114,7 +135,7 @@ def _rsqrt(v, IS_F64: tl.constexpr):
 
 @triton.jit
 def _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES: tl.constexpr, HOLD_LOADED: tl.constexpr,
-                ACC: tl.constexpr):
+                ACC: tl.constexpr, WIDEN: tl.constexpr):
     """Columns ``cols`` of a tile's rows (row offsets ``rx``, ``rr``, ``rro``) for :func:`_fwd_tile` -> (s in ACC,
     and with HOLD_LOADED x as loaded — no residual then, s is x — else s again)."""
     if HOLD_LOADED:
@@ -122,7 +143,7 @@ def _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES: tl.constexpr,
         s = x_l.to(ACC)
     else:
         s = _load_sum(X, RES, RES_OUT, rx[:, None] + cols[None, :], rr[:, None] + cols[None, :],
-                      rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC, "")
+                      rro[:, None] + cols[None, :], mask, HAS_RES, HAS_RES, ACC, "", WIDEN)
         x_l = s
     return s, x_l
 
@@ -133,7 +154,7 @@ def _fwd_tile(
     w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr,
     ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
-    HOLD_LOADED: tl.constexpr, zero,
+    HOLD_LOADED: tl.constexpr, zero, WIDEN: tl.constexpr,
 ):
     """One tile of BLOCK_M whole rows in registers: statistics, y, and the saved mean/rstd. With BLOCK_N2 > 0 a
     row is held as two pieces, columns [0, BLOCK_N) (all < N) and BLOCK_N + [0, BLOCK_N2), instead of one tile
@@ -149,12 +170,12 @@ def _fwd_tile(
     rr = rows64 * stride_res
     rro = rows64 * stride_ro
     mask = row_mask[:, None] & col_mask[None, :]
-    s, x_l = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES, HOLD_LOADED, ACC)
+    s, x_l = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES, HOLD_LOADED, ACC, WIDEN)
     if TWO:
         cols2 = BLOCK_N + tl.arange(0, BLOCK_N2)
         col_mask2 = cols2 < N
         mask2 = row_mask[:, None] & col_mask2[None, :]
-        s2, x_l2 = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols2, mask2, HAS_RES, HOLD_LOADED, ACC)
+        s2, x_l2 = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols2, mask2, HAS_RES, HOLD_LOADED, ACC, WIDEN)
     PAD: tl.constexpr = not EVEN_N and not TWO  # the one tile has padding columns (kept out of the sums)
     if IS_RMS:
         xc = s
@@ -165,7 +186,7 @@ def _fwd_tile(
         var = sq / N
     else:
         # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
-        k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC, "")
+        k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC, "", False)
         d = s - k[:, None]
         if PAD:
             d = tl.where(mask, d, 0.0)
@@ -233,7 +254,7 @@ def _norm_fwd_kernel(
     HAS_RES: tl.constexpr, STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr,
     PERSISTENT: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     BLOCK_N2: tl.constexpr, NUM_STAGES: tl.constexpr, UNROLL: tl.constexpr, KEEP_POLICY: tl.constexpr,
-    RELEASE_POLICY: tl.constexpr, HOLD_LOADED: tl.constexpr, ROW_ALIGN: tl.constexpr,
+    RELEASE_POLICY: tl.constexpr, HOLD_LOADED: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr,
 ):
     """The forward of BLOCK_M-row tiles (:func:`_fwd_tile`) or of chunked rows. N and the row strides arrive divided
     by ROW_ALIGN (:func:`_row_align`)."""
@@ -256,19 +277,19 @@ def _norm_fwd_kernel(
         b = 0.0
         if HOIST:
             if HAS_W:
-                w = tl.load(W + cols, mask=cols < N, other=0.0).to(ACC) + weight_offset
+                w = _widen(tl.load(W + cols, mask=cols < N, other=0.0), ACC, WIDEN) + weight_offset
             if HAS_B:
-                b = tl.load(B + cols, mask=cols < N, other=0.0).to(ACC)
+                b = _widen(tl.load(B + cols, mask=cols < N, other=0.0), ACC, WIDEN)
         if PERSISTENT:
             # Row tiles pid, pid + G, ...; NUM_STAGES > 1 prefetches the next tiles (cp.async) meanwhile.
             for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
                 _fwd_tile(blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                           eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero)
+                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN)
         else:
             _fwd_tile(pid, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                       eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero)
+                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN)
     else:
         # Where the chunks tile N exactly, LayerNorm's loops drop the column compare (H200, session 17: bf16 LN 32768
         # 77.7 -> 82.1% of copy, 65536 63.4 -> 66.9). RMSNorm's keep it: its measured entries lost 4-9 points without
@@ -289,14 +310,15 @@ def _norm_fwd_kernel(
             if IS_RMS:
                 sq = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             else:
-                k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC, "")
+                k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC, "", False)
                 mean_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
                 m2_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES, loop_unroll_factor=UNROLL):
                 ccols = c * BLOCK_N + cols
                 mask = row_mask[:, None] & _cols_in_row(ccols, N, FOLD)[None, :]
                 s = _load_sum(X, RES, RES_OUT, rx[:, None] + ccols[None, :], rr[:, None] + ccols[None, :],
-                              rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC, KEEP_POLICY)
+                              rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC, KEEP_POLICY,
+                              WIDEN and not IS_RMS)
                 if IS_RMS:
                     sq += s * s
                 else:
@@ -326,21 +348,22 @@ def _norm_fwd_kernel(
                 col_mask = _cols_in_row(ccols, N, FOLD)
                 mask = row_mask[:, None] & col_mask[None, :]
                 if HAS_RES:
-                    s = tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0,
-                                eviction_policy=RELEASE_POLICY).to(ACC)
+                    s = _widen(tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0,
+                                       eviction_policy=RELEASE_POLICY), ACC, WIDEN and not IS_RMS)
                 else:
-                    s = tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0,
-                                eviction_policy=RELEASE_POLICY).to(ACC)
+                    s = _widen(tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0,
+                                       eviction_policy=RELEASE_POLICY), ACC, WIDEN and not IS_RMS)
                 if IS_RMS:
                     y = s * rstd[:, None]
                 else:
                     y = ((s - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
-                    y = y * _plus_offset(tl.load(W + ccols[None, :], mask=col_mask[None, :], other=0.0,
-                                                 eviction_policy=KEEP_POLICY).to(ACC), weight_offset, HAS_OFFSET)
+                    w = _widen(tl.load(W + ccols[None, :], mask=col_mask[None, :], other=0.0,
+                                       eviction_policy=KEEP_POLICY), ACC, WIDEN and not IS_RMS)
+                    y = y * _plus_offset(w, weight_offset, HAS_OFFSET)
                 if HAS_B:
-                    y = y + tl.load(B + ccols[None, :], mask=col_mask[None, :], other=0.0,
-                                    eviction_policy=KEEP_POLICY).to(ACC)
+                    y = y + _widen(tl.load(B + ccols[None, :], mask=col_mask[None, :], other=0.0,
+                                           eviction_policy=KEEP_POLICY), ACC, WIDEN and not IS_RMS)
                 tl.store(Y + ry[:, None] + ccols[None, :], y, mask=mask)
             if STORE_STATS:  # as [BLOCK_M, 1] tiles: the tile's own layout, no shuffle through shared memory
                 if not IS_RMS:
@@ -400,15 +423,16 @@ def _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS: tl.con
 
 @triton.jit
 def _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd, weight_offset, HAS_OFFSET: tl.constexpr, N,
-               IS_RMS: tl.constexpr, HAS_W: tl.constexpr, ACC: tl.constexpr):
+               IS_RMS: tl.constexpr, HAS_W: tl.constexpr, ACC: tl.constexpr, WIDEN: tl.constexpr):
     """One chunk ``ccols`` of long rows in the backward -> (column mask, tile mask, dy, x̂, g = dy·(w + offset))."""
     col_mask = ccols < N
     mask = row_mask[:, None] & col_mask
-    x = tl.load(X + rx[:, None] + ccols, mask=mask, other=0.0).to(ACC)
-    dy = tl.load(DY + rdy[:, None] + ccols, mask=mask, other=0.0).to(ACC)
+    x = _widen(tl.load(X + rx[:, None] + ccols, mask=mask, other=0.0), ACC, WIDEN)
+    dy = _widen(tl.load(DY + rdy[:, None] + ccols, mask=mask, other=0.0), ACC, WIDEN)
     xhat = _xhat(x, k, mean_r, rstd, IS_RMS)
     if HAS_W:  # tile-shaped (row-broadcast) addresses: the tile's layout, cached re-reads
-        g = dy * (_plus_offset(tl.load(W + ccols + zrow, mask=mask, other=0.0).to(ACC), weight_offset, HAS_OFFSET))
+        w = _widen(tl.load(W + ccols + zrow, mask=mask, other=0.0), ACC, WIDEN)
+        g = dy * _plus_offset(w, weight_offset, HAS_OFFSET)
     else:
         g = dy
     return col_mask, mask, dy, xhat, g
@@ -447,15 +471,15 @@ def _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HA
 
 @triton.jit
 def _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, HAS_OFFSET: tl.constexpr, IS_RMS: tl.constexpr,
-                  HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
+                  HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr, WIDEN: tl.constexpr):
     """(dy, x̂, g = dy·(w + offset)) from :func:`_piece_loads`; the weight ``w`` is given (held), or, with
     W_IN_LOOP, the loaded ``w_loaded``."""
-    dy = dy.to(ACC)
-    xhat = _xhat(x.to(ACC), k, mean_r, rstd, IS_RMS)
+    dy = _widen(dy, ACC, WIDEN)
+    xhat = _xhat(_widen(x, ACC, WIDEN), k, mean_r, rstd, IS_RMS)
     g = dy
     if HAS_W:
         if W_IN_LOOP:
-            w = _plus_offset(w_loaded.to(ACC), weight_offset, HAS_OFFSET)
+            w = _plus_offset(_widen(w_loaded, ACC, WIDEN), weight_offset, HAS_OFFSET)
         g = dy * w
     return dy, xhat, g
 
@@ -463,14 +487,14 @@ def _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, HAS_OFFSET
 @triton.jit
 def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w, weight_offset,
                HAS_OFFSET: tl.constexpr, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr,
-               ACC: tl.constexpr):
+               ACC: tl.constexpr, WIDEN: tl.constexpr):
     """Columns ``cols`` ([1, width]) of whole rows in the backward -> (tile mask, dy, x̂, g = dy·(w + offset), and the
     loads x, dy, weight as loaded, for :func:`_dx_from_loads`); the weight ``w`` is given, or re-read here with
     W_IN_LOOP."""
     mask = row_mask[:, None] & col_mask
     x_l, dy_l, w_l = _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
     dy, xhat, g = _piece_values(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, IS_RMS, HAS_W,
-                                W_IN_LOOP, ACC)
+                                W_IN_LOOP, ACC, WIDEN)
     return mask, dy, xhat, g, x_l, dy_l, w_l
 
 
@@ -488,14 +512,15 @@ def _unmerged(v, zero):
 
 @triton.jit
 def _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET: tl.constexpr, zero,
-                  IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
+                  IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr,
+                  WIDEN: tl.constexpr):
     """(x̂, g) of a piece formed again from its loads (:func:`_bwd_piece`) after the row reductions, by the same
     arithmetic (compiled, dx may contract another product into an FMA: the last bit may differ): the loads, not x̂
     and g in fp32, are then what the registers hold across the reductions — half as many for 16-bit rows
     (HOLD_LOADED; rows of N <= 2 here, the others form dx from the loads: :func:`_dx_from_loads`)."""
     x_l, dy_l, w_l = _unmerged_loads(x_l, dy_l, w_l, zero, HAS_W, W_IN_LOOP)
     _, xhat, g = _piece_values(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, IS_RMS, HAS_W,
-                               W_IN_LOOP, ACC)
+                               W_IN_LOOP, ACC, WIDEN)
     return xhat, g
 
 
@@ -567,7 +592,8 @@ def _dx_from_loads(x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2, weight_offset, HA
 def _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
               weight_offset, HAS_OFFSET: tl.constexpr, zero, eps, N, stride_dro, stride_dx, stride_dres,
               IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, HOLD_LOADED: tl.constexpr,
-              HAS_DRES_OUT: tl.constexpr, HAS_DRES: tl.constexpr, DEGENERATE: tl.constexpr, ACC: tl.constexpr):
+              HAS_DRES_OUT: tl.constexpr, HAS_DRES: tl.constexpr, DEGENERATE: tl.constexpr, ACC: tl.constexpr,
+              WIDEN: tl.constexpr):
     """Write dx of one piece of whole rows (:func:`_bwd_piece`) after the row sums ``c1``, ``c2``: held as loaded
     (HOLD_LOADED) straight from its loads (:func:`_dx_from_loads`: fewer instructions than x̂ and g formed again),
     or, in the degenerate rows, from x̂ and g formed again (:func:`_formed_again`); otherwise from the x̂ and g it
@@ -580,7 +606,7 @@ def _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w
     else:
         if HOLD_LOADED:
             xhat, g = _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, zero, IS_RMS,
-                                    HAS_W, W_IN_LOOP, ACC)
+                                    HAS_W, W_IN_LOOP, ACC, WIDEN)
         _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres, IS_RMS,
                    HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
 
@@ -616,7 +642,7 @@ def _norm_bwd_kernel(
     HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, W_IN_LOOP: tl.constexpr,
     DEGENERATE: tl.constexpr, PAIR_SUMS: tl.constexpr, EVEN_N: tl.constexpr, K_PAIR: tl.constexpr,
     HOLD_LOADED: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
-    NUM_STAGES: tl.constexpr, ROW_ALIGN: tl.constexpr,
+    NUM_STAGES: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr,
 ):
     """The backward of whole rows (a persistent loop over row tiles) or of chunked rows. N and the row strides arrive
     divided by ROW_ALIGN (:func:`_row_align`)."""
@@ -643,9 +669,11 @@ def _norm_bwd_kernel(
             col_mask2 = cols2 < N
         if HAS_W:
             if not W_IN_LOOP:  # held in registers across the loop (W_IN_LOOP: re-read per row block, from L1/L2)
-                w = _plus_offset(tl.load(W + cols, mask=col_mask, other=0.0).to(ACC), weight_offset, HAS_OFFSET)
+                w = _plus_offset(_widen(tl.load(W + cols, mask=col_mask, other=0.0), ACC, WIDEN), weight_offset,
+                                 HAS_OFFSET)
                 if TWO:
-                    w2 = _plus_offset(tl.load(W + cols2, mask=col_mask2, other=0.0).to(ACC), weight_offset, HAS_OFFSET)
+                    w2 = _plus_offset(_widen(tl.load(W + cols2, mask=col_mask2, other=0.0), ACC, WIDEN), weight_offset,
+                                      HAS_OFFSET)
             dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             if TWO:
                 dw_acc2 = tl.zeros([BLOCK_M, BLOCK_N2], dtype=ACC)
@@ -663,7 +691,7 @@ def _norm_bwd_kernel(
             rstd, k, mean_r = _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS, ACC, K_PAIR)
             mask, dy, xhat, g, x_l, dy_l, w_l = _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x,
                                                            stride_dy, k, mean_r, rstd, w, weight_offset, HAS_OFFSET,
-                                                           IS_RMS, HAS_W, W_IN_LOOP, ACC)
+                                                           IS_RMS, HAS_W, W_IN_LOOP, ACC, WIDEN)
             # The parameter sums first: dy is dead before the row reductions, which g and x̂ alone cross (with
             # HOLD_LOADED, the loads they are formed from).
             if HAS_W:
@@ -674,7 +702,7 @@ def _norm_bwd_kernel(
             if TWO:
                 mask2, dy2, xhat2, g2, x_l2, dy_l2, w_l2 = _bwd_piece(
                     X, DY, W, rows64, row_mask, cols2, col_mask2, stride_x, stride_dy, k, mean_r, rstd, w2,
-                    weight_offset, HAS_OFFSET, IS_RMS, HAS_W, W_IN_LOOP, ACC)
+                    weight_offset, HAS_OFFSET, IS_RMS, HAS_W, W_IN_LOOP, ACC, WIDEN)
                 if HAS_W:
                     dw_acc2 += dy2 * xhat2
                 if HAS_B:
@@ -686,11 +714,11 @@ def _norm_bwd_kernel(
             c2 = c2 / N
             _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
                       weight_offset, HAS_OFFSET, zero, eps, N, stride_dro, stride_dx, stride_dres, IS_RMS, HAS_W,
-                      W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
+                      W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC, WIDEN)
             if TWO:
                 _piece_dx(DX, DRES, DRES_OUT, rows64, cols2, mask2, g2, xhat2, x_l2, dy_l2, w_l2, w2, k, mean_r, rstd,
                           c1, c2, weight_offset, HAS_OFFSET, zero, eps, N, stride_dro, stride_dx, stride_dres, IS_RMS,
-                          HAS_W, W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
+                          HAS_W, W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC, WIDEN)
         if HAS_W:
             tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0, keep_dims=True), mask=col_mask)
             if TWO:
@@ -720,7 +748,7 @@ def _norm_bwd_kernel(
             c2_e = tl.zeros([BLOCK_M, BLOCK_N], dtype=ACC)
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
                 _, _, _, xhat, g = _bwd_chunk(X, DY, W, rx, rdy, c * BLOCK_N + cols, row_mask, zrow, k, mean_r, rstd,
-                                              weight_offset, HAS_OFFSET, N, IS_RMS, HAS_W, ACC)
+                                              weight_offset, HAS_OFFSET, N, IS_RMS, HAS_W, ACC, WIDEN)
                 c1_e += g * xhat
                 if not IS_RMS:
                     c2_e += g
@@ -733,7 +761,7 @@ def _norm_bwd_kernel(
             for c in tl.range(0, num_chunks, num_stages=NUM_STAGES):
                 ccols = c * BLOCK_N + cols
                 col_mask, mask, dy, xhat, g = _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd,
-                                                         weight_offset, HAS_OFFSET, N, IS_RMS, HAS_W, ACC)
+                                                         weight_offset, HAS_OFFSET, N, IS_RMS, HAS_W, ACC, WIDEN)
                 if IS_RMS:
                     dx = g * rstd[:, None] - xhat * c1r
                 else:
@@ -886,7 +914,8 @@ def _split_loads(X, DY, W, MEAN, RSTD, row, M, cols, col_mask, stride_x, stride_
 def _split_sums(X, DY, W, TAGS, x, dy, w_loaded, rstd, x0, mean, row, t, base, slot, j, M, N, SPLIT, SLOTS, ar, w,
                 weight_offset, HAS_OFFSET: tl.constexpr, dw_acc, db_acc, stride_x, stride_dy, IS_RMS: tl.constexpr,
                 HAS_W: tl.constexpr, HAS_B: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr,
-                SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr, ACC: tl.constexpr):
+                SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr, ACC: tl.constexpr,
+                WIDEN: tl.constexpr):
     """Round t of a program, from :func:`_split_loads` of row ``row``: dy and dy·x̂ added to the dw/db accumulators,
     the piece's (Σg·x̂, Σg) published (SERIAL: every piece's) -> (g, x̂, dw_acc, db_acc). A row past M - 1 adds
     nothing and publishes nothing."""
@@ -894,7 +923,7 @@ def _split_sums(X, DY, W, TAGS, x, dy, w_loaded, rstd, x0, mean, row, t, base, s
     live = rows < M
     k, mean_r = _stats_values(rstd, x0, mean, IS_RMS, ACC)
     dy, xhat, g = _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, IS_RMS, HAS_W,
-                                W_IN_LOOP, ACC)
+                                W_IN_LOOP, ACC, WIDEN)
     if HAS_W:
         dw_acc += dy * xhat
     if HAS_B:
@@ -905,7 +934,8 @@ def _split_sums(X, DY, W, TAGS, x, dy, w_loaded, rstd, x0, mean, row, t, base, s
         for jj in range(0, SPLIT):
             cj = jj * BLOCK_N + ar
             _, _, xj, gj, _, _, _ = _bwd_piece(X, DY, W, rows.to(tl.int64), live, cj, cj < N, stride_x, stride_dy, k,
-                                               mean_r, rstd, 0.0, weight_offset, HAS_OFFSET, IS_RMS, HAS_W, True, ACC)
+                                               mean_r, rstd, 0.0, weight_offset, HAS_OFFSET, IS_RMS, HAS_W, True, ACC,
+                                               WIDEN)
             q1, q2 = _row_sums(gj, xj, IS_RMS, PAIR_SUMS)
             _publish(buf, jj, q1, q2, tag, live, SPLIT_P2)
     else:
@@ -923,7 +953,7 @@ def _norm_bwd_split_kernel(
     IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_OFFSET: tl.constexpr, HAS_B: tl.constexpr,
     HAS_DRES_OUT: tl.constexpr,
     HAS_DRES: tl.constexpr, PAIR_SUMS: tl.constexpr, W_IN_LOOP: tl.constexpr, EARLY_LOADS: tl.constexpr,
-    SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr, ROW_ALIGN: tl.constexpr,
+    SERIAL: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_P2: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr,
 ):
     """Backward of split rows (fp32 accumulation), two rows deep (across the wait for a row's partials, its x̂ and g
     are held with the next row's, or with EARLY_LOADS with the next row's loads): the pieces' (Σg·x̂, Σg) exchanged
@@ -946,7 +976,7 @@ def _norm_bwd_split_kernel(
     base = tl.load(TAGS)
     w = 0.0
     if HAS_W and not W_IN_LOOP:
-        w = _plus_offset(tl.load(W + cols, mask=col_mask, other=0.0).to(ACC), weight_offset, HAS_OFFSET)
+        w = _plus_offset(_widen(tl.load(W + cols, mask=col_mask, other=0.0), ACC, WIDEN), weight_offset, HAS_OFFSET)
     dw_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
     db_acc = tl.zeros([1, BLOCK_N], dtype=ACC)
     x, dy, w_loaded, rstd, x0, mean = _split_loads(X, DY, W, MEAN, RSTD, slot, M, cols, col_mask, stride_x,
@@ -954,7 +984,7 @@ def _norm_bwd_split_kernel(
     g, xhat, dw_acc, db_acc = _split_sums(
         X, DY, W, TAGS, x, dy, w_loaded, rstd, x0, mean, slot, 0, base, slot, j, M, N, SPLIT, SLOTS, ar, w,
         weight_offset, HAS_OFFSET, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B, PAIR_SUMS, W_IN_LOOP,
-        SERIAL, BLOCK_N, SPLIT_P2, ACC)
+        SERIAL, BLOCK_N, SPLIT_P2, ACC, WIDEN)
     for row in range(slot, M, SLOTS):
         t = (row - slot) // SLOTS
         x, dy, w_loaded, rstd_next, x0, mean = _split_loads(X, DY, W, MEAN, RSTD, row + SLOTS, M, cols, col_mask,
@@ -963,7 +993,7 @@ def _norm_bwd_split_kernel(
             g_next, xhat_next, dw_acc, db_acc = _split_sums(
                 X, DY, W, TAGS, x, dy, w_loaded, rstd_next, x0, mean, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT,
                 SLOTS, ar, w, weight_offset, HAS_OFFSET, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B,
-                PAIR_SUMS, W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2, ACC)
+                PAIR_SUMS, W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2, ACC, WIDEN)
         s1, s2 = _collect(_round_buf(TAGS, t, slot, SLOTS, SPLIT_P2), base + t + 1, SPLIT, SERIAL, SPLIT_P2)
         c1 = tl.sum(s1) / N + tl.zeros([1], dtype=ACC)
         c2 = tl.sum(s2) / N + tl.zeros([1], dtype=ACC)
@@ -975,7 +1005,7 @@ def _norm_bwd_split_kernel(
             g_next, xhat_next, dw_acc, db_acc = _split_sums(
                 X, DY, W, TAGS, x, dy, w_loaded, rstd_next, x0, mean, row + SLOTS, t + 1, base, slot, j, M, N, SPLIT,
                 SLOTS, ar, w, weight_offset, HAS_OFFSET, dw_acc, db_acc, stride_x, stride_dy, IS_RMS, HAS_W, HAS_B,
-                PAIR_SUMS, W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2, ACC)
+                PAIR_SUMS, W_IN_LOOP, SERIAL, BLOCK_N, SPLIT_P2, ACC, WIDEN)
         g = g_next
         xhat = xhat_next
         rstd = rstd_next
@@ -1002,6 +1032,11 @@ def _row_align(*sizes) -> int:
             return 1
         g = math.gcd(g, v)
     return g
+
+
+def _aligned(*tensors: torch.Tensor | None) -> bool:
+    """Whether every given tensor starts 16-byte aligned (Triton then specializes its pointer so: vector loads)."""
+    return all(t is None or t.data_ptr() % 16 == 0 for t in tensors)
 
 
 def _min(a, b):
@@ -1190,6 +1225,7 @@ def norm_fwd(
     sizes = (n, x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n)
     align = _row_align(*sizes)
     n_a, *strides_a = (v // align for v in sizes)
+    widen = not traceable and norm_widens(cfg, x2d.dtype, align, _aligned(x2d, res2d, weight, bias))
     _fwd(grid, (
         x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
@@ -1201,7 +1237,7 @@ def norm_fwd(
         "STORE_STATS": store_stats, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "PERSISTENT": cfg.programs > 0,
         "HOIST": norm_fwd_holds_params(cfg),
         "HOLD_LOADED": cfg.hold_loaded and res2d is None,  # with a residual s = x + r is held (in fp32)
-        "ROW_ALIGN": align,
+        "ROW_ALIGN": align, "WIDEN": widen,
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
         "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if evict else "",
@@ -1263,6 +1299,7 @@ def norm_bwd(
             "HAS_DRES_OUT": dres_out2d is not None,
             "HAS_DRES": dres is not None, "PAIR_SUMS": norm_bwd_pair_sums(cfg), "ROW_ALIGN": align}
 
+    aligned = not traceable and _aligned(dy2d, s2d, weight)  # torch.compile: addresses unknown when traced
     inputs = (dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
               dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres)
 
@@ -1274,6 +1311,7 @@ def norm_bwd(
 
     g = 0
     if cfg.split and not traceable:
+        meta["WIDEN"] = norm_widens(cfg, s2d.dtype, align, aligned)
         key = _split_key(_bwd_split, cfg, inputs, (m, n_a, *scalars), meta)
         if programs := _SPLIT_FIT.get(key, cfg.programs):
             # The partials hold the slots of the programs tried first; a launch on fewer uses their first rows.
@@ -1291,7 +1329,7 @@ def norm_bwd(
         # most of it); without prefetch the constant mask lost (LN 1024 72.8 -> 58.9, 16384 63.8 -> 58.2).
         prefetched = not cfg.chunked and cfg.num_stages > 1
         _bwd((g,), (*tensors, m, n_a, -(-n // cfg.block_n), *scalars, 0.0), {  # 0.0: the run-time zero of _unmerged
-            **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked,
+            **meta, "IS_F64": is_f64, "CHUNKED": cfg.chunked, "WIDEN": norm_widens(cfg, s2d.dtype, align, aligned),
             "W_IN_LOOP": cfg.w_in_loop and has_w and not cfg.chunked,  # else unused: one binary either way
             "DEGENERATE": int(n) <= (1 if is_rms else 2),
             "EVEN_N": prefetched and not cfg.block_n2 and int(n) == cfg.block_n,
