@@ -186,6 +186,7 @@ def test_chunked_path_small(device, is_rms, m, n, cfg):
     (4, 520, C.NormConfig(1, 128, True, 4, evict=True, unroll=4)),  # 5 chunks, the last one partial
     (5, 256, C.NormConfig(1, 64, True, 2, unroll=8)),  # 4 chunks: the remainder loop alone
     (2, 65, C.NormConfig(1, 128, True, 4, evict=True, unroll=2)),  # one partial chunk
+    (4, 520, C.NormConfig(1, 128, True, 4, evict=True, unroll=4, x_l2_only=True)),  # x loaded L2-only
 ])
 def test_looped_forward(device, is_rms, m, n, cfg):
     """The forward's chunked rows of one program per row (the measured configs of session 16): L2 eviction hints
@@ -196,16 +197,23 @@ def test_looped_forward(device, is_rms, m, n, cfg):
 
 def test_looped_forward_hints(monkeypatch):
     """``evict``'s L2 hints serve the second pass's re-read of x: with a residual that pass re-reads residual_out and
-    the hints are off; evict and unroll are refused outside the forward's chunked rows."""
+    the hints are off; x_l2_only loads x ``.cg`` in both passes, without them (the weight and bias keep theirs), where
+    x's rows are 16-byte aligned;
+    evict, x_l2_only and unroll are refused outside the forward's chunked rows."""
     seen = []
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(meta))
     cfg = C.NormConfig(1, 64, True, 2, evict=True, unroll=2)
     x = torch.randn(3, 100)
     K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg)
     K.norm_fwd(x, None, None, torch.randn(3, 100), 1e-5, 0.0, True, None, True, config=cfg)
-    assert [(m["KEEP_POLICY"], m["RELEASE_POLICY"], m["UNROLL"]) for m in seen] == [
-        ("evict_last", "evict_first", 2), ("", "", 2)]
-    for bad in (cfg._replace(chunked=False), cfg._replace(evict=False, unroll=0)):
+    K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg._replace(x_l2_only=True))
+    odd = torch.randn(3, 101)[:, :99]  # rows not 16-byte aligned: x_l2_only does not apply
+    K.norm_fwd(odd, None, None, None, 1e-5, 0.0, True, None, True, config=cfg._replace(x_l2_only=True))
+    assert [(m["KEEP_POLICY"], m["X_KEEP_POLICY"], m["RELEASE_POLICY"], m["X_CACHE"], m["UNROLL"]) for m in seen] == [
+        ("evict_last", "evict_last", "evict_first", "", 2), ("", "", "", "", 2), ("evict_last", "", "", ".cg", 2),
+        ("evict_last", "evict_last", "evict_first", "", 2)]
+    for bad in (cfg._replace(chunked=False), cfg._replace(evict=False, unroll=0),
+                cfg._replace(chunked=False, evict=False, unroll=1, x_l2_only=True)):
         with pytest.raises(ValueError, match="chunked rows only"):
             K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=bad)
 

@@ -457,6 +457,8 @@ def fmt_cfg(c: C.NormConfig) -> str:
         s += " evict"
     if c.unroll != 1:
         s += f" u{c.unroll}"
+    if getattr(c, "x_l2_only", False):  # (source trees before session 37 lack it)
+        s += " x-l2"
     return s
 
 
