@@ -186,7 +186,6 @@ def test_chunked_path_small(device, is_rms, m, n, cfg):
     (4, 520, C.NormConfig(1, 128, True, 4, evict=True, unroll=4)),  # 5 chunks, the last one partial
     (5, 256, C.NormConfig(1, 64, True, 2, unroll=8)),  # 4 chunks: the remainder loop alone
     (2, 65, C.NormConfig(1, 128, True, 4, evict=True, unroll=2)),  # one partial chunk
-    (4, 520, C.NormConfig(1, 128, True, 4, evict=True, unroll=4, x_l2_only=True)),  # x loaded L2-only
 ])
 def test_looped_forward(device, is_rms, m, n, cfg):
     """The forward's chunked rows of one program per row (the measured configs of session 16): L2 eviction hints
@@ -195,10 +194,27 @@ def test_looped_forward(device, is_rms, m, n, cfg):
     _check_config(device, is_rms, m, n, None, fwd_cfg=cfg)
 
 
+def test_x_l2_only_rows(device):
+    """x_l2_only (x loaded ``.cg`` in the chunked forward) changes where x's loads are cached, not what they read:
+    bf16 rows, 16-byte aligned (so on a GPU also widened: 256 columns for 4 warps), give bitwise the output and
+    statistics of the same config without it, and match the reference."""
+    n = 1032  # four chunks of 256 and a ragged one
+    x = _rand((5, n), torch.bfloat16, device, n)
+    w = _rand((n,), torch.bfloat16, device, n + 1)
+    b = _rand((n,), torch.bfloat16, device, n + 2)
+    cfg = C.NormConfig(1, 256, True, 4, evict=True, unroll=2)
+    plain, l2 = (K.norm_fwd(x, w, b, None, 1e-5, 0.0, False, None, True, config=c)
+                 for c in (cfg, cfg._replace(x_l2_only=True)))
+    for got, want in zip(l2, plain, strict=True):
+        assert (got is None and want is None) or torch.equal(got, want)
+    ry, _, _, _ = _reference(False, x, w, b, 1e-5, torch.zeros_like(x))
+    assert_close("y", l2[0], ry, torch.bfloat16)
+
+
 def test_looped_forward_hints(monkeypatch):
     """``evict``'s L2 hints serve the second pass's re-read of x: with a residual that pass re-reads residual_out and
     the hints are off; x_l2_only loads x ``.cg`` in both passes, without them (the weight and bias keep theirs), where
-    x's rows are 16-byte aligned;
+    x is 16-byte aligned and has no residual;
     evict, x_l2_only and unroll are refused outside the forward's chunked rows."""
     seen = []
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(meta))
@@ -207,11 +223,14 @@ def test_looped_forward_hints(monkeypatch):
     K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg)
     K.norm_fwd(x, None, None, torch.randn(3, 100), 1e-5, 0.0, True, None, True, config=cfg)
     K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg._replace(x_l2_only=True))
-    odd = torch.randn(3, 101)[:, :99]  # rows not 16-byte aligned: x_l2_only does not apply
-    K.norm_fwd(odd, None, None, None, 1e-5, 0.0, True, None, True, config=cfg._replace(x_l2_only=True))
+    # x_l2_only does not apply to rows not 16-byte aligned, an address 4 bytes in, or with a residual
+    for other, res in ((torch.randn(3, 101)[:, :99], None), (torch.randn(301)[1:].view(3, 100), None),
+                       (x, torch.randn(3, 100))):
+        K.norm_fwd(other, None, None, res, 1e-5, 0.0, True, None, True, config=cfg._replace(x_l2_only=True))
     assert [(m["KEEP_POLICY"], m["X_KEEP_POLICY"], m["RELEASE_POLICY"], m["X_CACHE"], m["UNROLL"]) for m in seen] == [
         ("evict_last", "evict_last", "evict_first", "", 2), ("", "", "", "", 2), ("evict_last", "", "", ".cg", 2),
-        ("evict_last", "evict_last", "evict_first", "", 2)]
+        ("evict_last", "evict_last", "evict_first", "", 2), ("evict_last", "evict_last", "evict_first", "", 2),
+        ("", "", "", "", 2)]
     for bad in (cfg._replace(chunked=False), cfg._replace(evict=False, unroll=0),
                 cfg._replace(chunked=False, evict=False, unroll=1, x_l2_only=True)):
         with pytest.raises(ValueError, match="chunked rows only"):

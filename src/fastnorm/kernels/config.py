@@ -71,9 +71,10 @@ class NormConfig(NamedTuple):
     #                            registers; bf16 LayerNorm's backward at 16384 spilled its fp32 x̂ and g); the forward
     #                            holds s = x + r in fp32 with a residual
     x_l2_only: bool = False  # forward, chunked rows: x loaded L2-only (``.cg``, without evict's hints, which act on
-    #                          L1 too) in both passes. LayerNorm's 49152 key only: H200 36000-49152 +2.3..+8.5 points
-    #                          (why is not established; a guess: L1 then keeps the weight and bias that the second
-    #                          pass re-reads each row); RMSNorm, whose second pass re-reads x from L1, lost 9-21
+    #                          L1 too) in both passes, where x is 16-byte aligned and without a residual. LayerNorm's
+    #                          49152 key only: bf16 on an H200, 33000-49152 +1.3..+8.4 points (why is not established;
+    #                          a guess: L1 then keeps the weight and bias that the second pass re-reads each row); fp16
+    #                          and the H100 not measured. RMSNorm, whose second pass re-reads x from L1, lost 9-21
     #                          (session 37)
 
 

@@ -76,8 +76,9 @@ def _widen(v, ACC: tl.constexpr, ON: tl.constexpr):
     for the low half, a mask for the high one), where the compiler's conversion spends a PRMT and a shift on the high
     half: 1.5 an element. Exact either way (the interpreter: the plain conversion). H200, kernels only (NOTES.md,
     session 37): LN backward 16384 +1.1 points, 32768 +2.0, 65536 +1.4, RMS backward 16384 +2.3, LN forward 16384
-    +1.0, 32768 +2.1. Not taken: RMSNorm's chunked forward (8192 lost 4.3: 32 registers instead of 39, as session 17
-    saw) and the one-row tiles' weight and bias (LN forward 65536 then spilled 112 bytes instead of 24)."""
+    +1.0, 32768 +2.1. Not taken: RMSNorm's chunked forward (the host's WIDEN; 8192 lost 4.3: 32 registers instead of
+    39, as session 17 saw), the whole-row tiles' weight and bias but for the persistent several-row tiles' (LN forward
+    65536 spilled 112 bytes with them instead of 24), and the held loads formed again after the reductions."""
     if ON and _COMPILED and v.dtype.is_bf16() and ACC == tl.float32:
         return tl.inline_asm_elementwise("{ shl.b32 $0, $2, 16; and.b32 $1, $2, 0xffff0000; }", "=r,=r,r", [v],
                                          dtype=tl.float32, is_pure=True, pack=2)
@@ -321,7 +322,7 @@ def _norm_fwd_kernel(
                 mask = row_mask[:, None] & _cols_in_row(ccols, N, FOLD)[None, :]
                 s = _load_sum(X, RES, RES_OUT, rx[:, None] + ccols[None, :], rr[:, None] + ccols[None, :],
                               rro[:, None] + ccols[None, :], mask, HAS_RES, HAS_RES, ACC, X_KEEP_POLICY,
-                              WIDEN and not IS_RMS, X_CACHE)
+                              WIDEN, X_CACHE)
                 if IS_RMS:
                     sq += s * s
                 else:
@@ -352,22 +353,22 @@ def _norm_fwd_kernel(
                 mask = row_mask[:, None] & col_mask[None, :]
                 if HAS_RES:
                     s = _widen(tl.load(RES_OUT + rro[:, None] + ccols[None, :], mask=mask, other=0.0,
-                                       eviction_policy=RELEASE_POLICY), ACC, WIDEN and not IS_RMS)
+                                       eviction_policy=RELEASE_POLICY), ACC, WIDEN)
                 else:
                     s = _widen(tl.load(X + rx[:, None] + ccols[None, :], mask=mask, other=0.0,
                                        eviction_policy=RELEASE_POLICY, cache_modifier=X_CACHE),
-                               ACC, WIDEN and not IS_RMS)
+                               ACC, WIDEN)
                 if IS_RMS:
                     y = s * rstd[:, None]
                 else:
                     y = ((s - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
                     w = _widen(tl.load(W + ccols[None, :], mask=col_mask[None, :], other=0.0,
-                                       eviction_policy=KEEP_POLICY), ACC, WIDEN and not IS_RMS)
+                                       eviction_policy=KEEP_POLICY), ACC, WIDEN)
                     y = y * _plus_offset(w, weight_offset, HAS_OFFSET)
                 if HAS_B:
                     y = y + _widen(tl.load(B + ccols[None, :], mask=col_mask[None, :], other=0.0,
-                                           eviction_policy=KEEP_POLICY), ACC, WIDEN and not IS_RMS)
+                                           eviction_policy=KEEP_POLICY), ACC, WIDEN)
                 tl.store(Y + ry[:, None] + ccols[None, :], y, mask=mask)
             if STORE_STATS:  # as [BLOCK_M, 1] tiles: the tile's own layout, no shuffle through shared memory
                 if not IS_RMS:
@@ -516,15 +517,14 @@ def _unmerged(v, zero):
 
 @triton.jit
 def _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET: tl.constexpr, zero,
-                  IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr,
-                  WIDEN: tl.constexpr):
+                  IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, ACC: tl.constexpr):
     """(x̂, g) of a piece formed again from its loads (:func:`_bwd_piece`) after the row reductions, by the same
     arithmetic (compiled, dx may contract another product into an FMA: the last bit may differ): the loads, not x̂
     and g in fp32, are then what the registers hold across the reductions — half as many for 16-bit rows
     (HOLD_LOADED; rows of N <= 2 here, the others form dx from the loads: :func:`_dx_from_loads`)."""
     x_l, dy_l, w_l = _unmerged_loads(x_l, dy_l, w_l, zero, HAS_W, W_IN_LOOP)
     _, xhat, g = _piece_values(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, IS_RMS, HAS_W,
-                               W_IN_LOOP, ACC, WIDEN)
+                               W_IN_LOOP, ACC, False)
     return xhat, g
 
 
@@ -610,7 +610,7 @@ def _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w
     else:
         if HOLD_LOADED:
             xhat, g = _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, zero, IS_RMS,
-                                    HAS_W, W_IN_LOOP, ACC, WIDEN)
+                                    HAS_W, W_IN_LOOP, ACC)
         _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres, IS_RMS,
                    HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
 
@@ -1229,9 +1229,14 @@ def norm_fwd(
     sizes = (n, x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n)
     align = _row_align(*sizes)
     n_a, *strides_a = (v // align for v in sizes)
-    widen = not traceable and norm_widens(cfg, x2d.dtype, align, _aligned(x2d, res2d, weight, bias))
-    # x L2-only where its rows are 16-byte aligned (vector loads): at N = 32769 it cost 23.3 -> 19.0% (session 37)
-    l2_only = cfg.x_l2_only and align * x2d.element_size() >= 16
+    # RMSNorm's chunked forward keeps the plain conversion: at 8192 it took 32 registers instead of 39 and lost 4.3
+    # points (H200, session 37)
+    widen = (not traceable and not (is_rms and cfg.chunked)
+             and norm_widens(cfg, x2d.dtype, align, _aligned(x2d, res2d, weight, bias)))
+    # x L2-only where it is 16-byte aligned (vector loads; at N = 32769 it cost 23.3 -> 19.0%, session 37) and without
+    # a residual (measured without one); traced for torch.compile, its address is not known: taken as it will be
+    l2_only = (cfg.x_l2_only and res2d is None and align * x2d.element_size() >= 16
+               and (traceable or _aligned(x2d)))
     _fwd(grid, (
         x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
@@ -1246,8 +1251,8 @@ def norm_fwd(
         "ROW_ALIGN": align, "WIDEN": widen,
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
-        "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if evict else "",  # x in pass 1 (but x_l2_only), w and b
-        "X_KEEP_POLICY": "evict_last" if evict and not l2_only else "",
+        "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if evict else "",  # w and b in pass 2
+        "X_KEEP_POLICY": "evict_last" if evict and not l2_only else "",  # x in pass 1
         "RELEASE_POLICY": "evict_first" if evict and not l2_only else "",  # x in pass 2
         "X_CACHE": ".cg" if l2_only else "",  # x's loads in both passes (ptxas takes no L1 hint with it)
     }, cfg.num_warps, cfg.num_stages, traceable)
