@@ -92,15 +92,10 @@ def _load_sum(X, RES, RES_OUT, offs_x, offs_r, offs_ro, mask, HAS_RES: tl.conste
     """The normalized input ``s``: ``x``, or ``x + r`` rounded to residual_out's dtype (then stored); ``POLICY``:
     the loads' L2 eviction policy ("" for the default); WIDEN: :func:`_widen`'s (tiles of columns only); X_CACHE:
     x's cache modifier (".cg": L2 only, with no POLICY)."""
-    x = tl.load(X + offs_x, mask=mask, other=0.0, eviction_policy=POLICY, cache_modifier=X_CACHE)
-    r = x
+    x = _widen(tl.load(X + offs_x, mask=mask, other=0.0, eviction_policy=POLICY, cache_modifier=X_CACHE), ACC, WIDEN)
     if HAS_RES:
-        r = tl.load(RES + offs_r, mask=mask, other=0.0, eviction_policy=POLICY)
-    x = _widen(x, ACC, WIDEN)
-    r = _widen(r, ACC, WIDEN)
-    if HAS_RES:
-        s = (x + r).to(
-            RES_OUT.dtype.element_ty)
+        r = _widen(tl.load(RES + offs_r, mask=mask, other=0.0, eviction_policy=POLICY), ACC, WIDEN)
+        s = (x + r).to(RES_OUT.dtype.element_ty)
         if STORE_RES_OUT:
             tl.store(RES_OUT + offs_ro, s, mask=mask)
         x = s.to(ACC)
@@ -1070,7 +1065,7 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
         return t2
     if t2.shape[0] == 1:  # one row: the stride is never used; give it the dense value
         return t2.as_strided((1, n), (n, 1))
-    if (rs == 1) == (n == 1) and (rs % 16 == 0) == (n % 16 == 0) and not is_fake(t2) and t2.data_ptr() % 16 == 0:
+    if (rs == 1) == (n == 1) and (rs % 16 == 0) == (n % 16 == 0) and not is_fake(t2) and _aligned(t2):
         return t2
     return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
@@ -1229,14 +1224,13 @@ def norm_fwd(
     sizes = (n, x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n)
     align = _row_align(*sizes)
     n_a, *strides_a = (v // align for v in sizes)
+    aligned = not traceable and _aligned(x2d, res2d, weight, bias)  # torch.compile: addresses unknown when traced
     # RMSNorm's chunked forward keeps the plain conversion: at 8192 it took 32 registers instead of 39 and lost 4.3
     # points (H200, session 37)
-    widen = (not traceable and not (is_rms and cfg.chunked)
-             and norm_widens(cfg, x2d.dtype, align, _aligned(x2d, res2d, weight, bias)))
+    widen = not (is_rms and cfg.chunked) and norm_widens(cfg, x2d.dtype, align, aligned)
     # x L2-only where it is 16-byte aligned (vector loads; at N = 32769 it cost 23.3 -> 19.0%, session 37) and without
-    # a residual (measured without one); traced for torch.compile, its address is not known: taken as it will be
-    l2_only = (cfg.x_l2_only and res2d is None and align * x2d.element_size() >= 16
-               and (traceable or _aligned(x2d)))
+    # a residual (measured without one); when traced, taken as the addresses will be
+    l2_only = cfg.x_l2_only and res2d is None and align * x2d.element_size() >= 16 and (traceable or aligned)
     _fwd(grid, (
         x2d, x2d if res2d is None else res2d, x2d if weight is None else weight, x2d if bias is None else bias,
         y, y if res_out is None else res_out, y if mean is None else mean, y if rstd is None else rstd,
