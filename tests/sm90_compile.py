@@ -301,14 +301,12 @@ def _batch_norm_cases(fastnorm, config) -> list:
             for dtype in (torch.bfloat16, torch.float16, torch.float32):
                 x = _meta(*shape, dtype=dtype, channels_last=len(shape) > 2)
                 c = shape[1]
-                config.BN_RESIDENT = False
-                with _setting(config, "BN_STATS_ROWS", {**config.BN_STATS_ROWS, "min_numel": 0,
-                                                        "channels": ((1, 1 << 30),)}):
+                rows = {**config.BN_STATS_ROWS, "min_numel": 0, "channels": ((1, 1 << 30),)}
+                with _setting(config, "BN_RESIDENT", False), _setting(config, "BN_STATS_ROWS", rows):
                     fastnorm.batch_norm(x, _meta(c), _meta(c), _meta(c), _meta(c), training=True)
                     fastnorm.batch_norm(x, _meta(c), _meta(c), None, None, training=True, momentum=None,
                                         num_batches_tracked=torch.empty((), dtype=torch.long, device="meta"))
                     fastnorm.batch_norm(x, None, None, None, None, training=True)
-                config.BN_RESIDENT = True
     return cases + [spatial_argument, whole_channels, merge_levels, big, frozen_rows, stats_rows]
 
 
