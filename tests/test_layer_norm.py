@@ -1141,14 +1141,16 @@ def test_more_than_2_pow_31_elements():
 
 @pytest.mark.gpu
 def test_eager_matches_reference_large_gpu():
-    """A full-size bf16 case on the GPU (many programs per SM, multi-wave persistent backward)."""
+    """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
+    entries: the 24576 key's rows of 16384 + 1024 to 8192 columns at its first and last rows and between."""
     for is_rms in (False, True):
-        for n in (128, 4096, 20000):
+        for n, dt in ((128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.bfloat16), (20000, torch.bfloat16),
+                      (24576, torch.bfloat16), (21000, torch.float16)):
             m = 8192 if n <= 4096 else 512
-            x = _rand((m, n), torch.bfloat16, "cuda", n, offset=0.3)
-            w = _rand((n,), torch.bfloat16, "cuda", n + 1, offset=1.0)
-            b = None if is_rms else _rand((n,), torch.bfloat16, "cuda", n + 2)
-            dy = _rand((m, n), torch.bfloat16, "cuda", n + 3)
+            x = _rand((m, n), dt, "cuda", n, offset=0.3)
+            w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
+            b = None if is_rms else _rand((n,), dt, "cuda", n + 2)
+            dy = _rand((m, n), dt, "cuda", n + 3)
             _check_all(is_rms, x, n, w, b, 1e-5, dy)
 
 
@@ -1206,6 +1208,25 @@ def test_tuned_key_buckets(monkeypatch):
     assert C.norm_fwd_config(3000, 2).block_m == 2 and C.norm_fwd_config(3073, 2).block_m == 1
     assert C.norm_fwd_config(3000, 4).num_warps == 16  # float32's table, by P's key
     assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 8, None, True)  # untuned: the rules
+
+
+def test_held_two_piece_entries_fix_their_second_piece():
+    """An entry that holds 16-bit loads as loaded and may split rows into two pieces names its second piece
+    (``block_n2``, at least 2 elements a thread): held loads pass through assembly two to a register
+    (``_unmerged``), which does not compile for a piece of one element a thread, as next_pow2(N - block_n) would
+    give just past block_n (N = 16385: 1). The entry's piece serves every row of its key, and the tables stay as
+    written."""
+    tables = [C.NORM_TUNED] + [t[2] for t in C.NORM_TUNED_BY_DEVICE.values() if 2 in t]
+    held = [(key, e) for t in tables for key, e in t.items()
+            if isinstance(e[-1], dict) and e[-1].get("hold_loaded") and not e[2] and e[1] < key[2]]
+    assert held  # LayerNorm's and RMSNorm's 24576 forward entries
+    for (kind, is_rms, key), entry in held:
+        assert entry[-1].get("block_n2", 0) >= 64 * entry[3], (kind, is_rms, key)
+        before = dict(entry[-1])
+        for n in (entry[1] + 1, key):
+            cfg = (C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config)(n, 2, None, is_rms)
+            assert cfg.block_n2 == entry[-1]["block_n2"] and cfg.hold_loaded, (kind, is_rms, n, cfg)
+        assert entry[-1] == before
 
 
 def test_device_entries_serve_their_own_keys_only(monkeypatch):

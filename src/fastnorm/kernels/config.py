@@ -116,7 +116,8 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 #: Measured winners for 16-bit inputs on an H200 (benchmarks/NOTES.md, LayerNorm/RMSNorm section), by
 #: (direction, is_rms, ``norm_tuned_key(N)``): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
 #: (0 = one program per tile)[, w_in_loop][, {other NormConfig fields}]). A whole-row (not chunked) entry whose block_n
-#: is below N holds rows as two pieces, block_n + next_pow2(N - block_n) columns. float32 has its own table
+#: is below N holds rows as two pieces, block_n + next_pow2(N - block_n) columns, or block_n + the entry's own
+#: block_n2 where it gives one. float32 has its own table
 #: (NORM_TUNED_FP32); float64, and N without an entry, use the rules below.
 NormEntry = tuple
 #: The forward's chunked rows of one program per row (torch.compile's reduction kernels, session 16): the L2 eviction
@@ -151,6 +152,10 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 16384): (1, 16384, False, 8, 1, 0),  # 92.0% (session 13, two passes; 16 warps: 91.0)
     ("bwd", False, 16384): (1, 16384, False, 16, 3, 1, True, {"hold_loaded": True}),  # 90.4% H100 (session 18;
     #                                                    not holding the loads: 82.8, 64 B spilled; H200 66.4)
+    ("fwd", False, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "block_n2": 8192}),  # x held as
+    #                      loaded. H200 (session 38): 17000 63.2, 20000 73.8, 22000 79.9, 24576 89.0% (before, by the
+    #                      fallback, 32768's chunks: 53.5, 59.5, 59.5, 62.6; 2048 × w8 chunks, u8: 73.1, 74.1, 66.6,
+    #                      74.8; second pieces of next_pow2(N - 16384), fp16: 17000 50.6, 20480 90.9, 24576 95.3)
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.7 / 77.2% (session 16; whole row w32: 75.1)
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 49152): (1, 4096, True, 16, 1, 0, {**LOOPED_U8, "x_l2_only": True}),  # H200 (session 37): 36000
@@ -185,6 +190,9 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", True, 12288): (1, 8192, False, 8, 1, 0),  # 8192 + 4096: 95.0% (session 9; 16384 tiles, 4/SM: 87.9)
     ("fwd", True, 16384): (1, 16384, False, 8, 1, 0),  # 98.5% (session 13, two passes; 32 warps: 93.0)
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
+    ("fwd", True, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "block_n2": 8192}),  # H200 (session
+    #                     38): 20000 98.4% (32768's chunks: 92.5; second pieces of next_pow2(N - 16384), fp16: 17000
+    #                     78.9 against 91.9, 20480 97.5 against 97.1)
     ("fwd", True, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 95.8% (session 16; whole row, 2 stages: 89.5)
     ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),  # 46.8% of copy
     ("fwd", True, 49152): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # at 40000: 89.3 / 88.9% (session 33; before, by
@@ -383,8 +391,9 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) 
     if hit is None:
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *rest = hit
-    extra = rest.pop() if rest and isinstance(rest[-1], dict) else {}
-    block_n2 = _next_pow2(n - block_n) if not chunked and block_n < n else 0
+    extra = dict(rest.pop()) if rest and isinstance(rest[-1], dict) else {}
+    piece = extra.pop("block_n2", 0)  # an entry's own second piece
+    block_n2 = (piece or _next_pow2(n - block_n)) if not chunked and block_n < n else 0
     return NormConfig(block_m, block_n, chunked, warps, stages, per_sm * multiprocessor_count(device),
                       *(rest or [False]), block_n2, **extra)
 
