@@ -1,7 +1,8 @@
 """LayerNorm and RMSNorm side by side with their peers: ``python -m fastnorm.bench layernorm|rmsnorm``.
 
 Shapes: x of shape (49152, N) for N from 32 to 65536 (OneFlow's sweep: powers of two and 768, 1536, 3072,
-5120, 12288) and a few real model shapes; float32 and bfloat16; weight (and bias) in x's dtype.
+5120, 12288; and the tuned tables' keys 24576 and 49152, rows of two pieces and of chunks that are no power of
+two) and a few real model shapes; float32 and bfloat16; weight (and bias) in x's dtype.
 
 Implementations, in one process on the same inputs, interleaved per shape: fastnorm, torch eager
 (``F.layer_norm`` / ``F.rms_norm``), ``torch.compile`` of the same function (``torch._dynamo.reset()`` before
@@ -40,7 +41,8 @@ from . import common
 
 OPS = ("layernorm", "rmsnorm")
 SWEEP_ROWS = 49152
-SWEEP_N = (32, 64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 5120, 8192, 12288, 16384, 32768, 65536)
+SWEEP_N = (32, 64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 5120, 8192, 12288, 16384, 24576, 32768, 49152,
+           65536)
 #: (name, rows, N): tokens per step × hidden size of common models.
 MODEL_SHAPES = (("BERT-large", 16384, 1024), ("Llama-2-7B", 16384, 4096), ("Llama-2-13B", 16384, 5120),
                 ("Llama-2-70B", 8192, 8192))
