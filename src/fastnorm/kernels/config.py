@@ -73,9 +73,10 @@ class NormConfig(NamedTuple):
     x_l2_only: bool = False  # forward, chunked rows: x loaded L2-only (``.cg``, without evict's hints, which act on
     #                          L1 too) in both passes, where x is 16-byte aligned and without a residual. LayerNorm's
     #                          49152 key only: bf16 on an H200, 33000-49152 +1.3..+8.4 points (why is not established;
-    #                          a guess: L1 then keeps the weight and bias that the second pass re-reads each row); fp16
-    #                          and the H100 not measured. RMSNorm, whose second pass re-reads x from L1, lost 9-21
-    #                          (session 37)
+    #                          a guess: L1 then keeps the weight and bias that the second pass re-reads each row; the
+    #                          converse, the weight and bias L2-only, gained nothing at 32768: session 38); on an H100
+    #                          -1.7..+2.1 (session 38); fp16 not measured. RMSNorm, whose second pass re-reads x from
+    #                          L1, lost 9-21 (session 37)
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -155,12 +156,15 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "block_n2": 8192}),  # x held as
     #                      loaded. H200 (session 38): 17000 63.2, 20000 73.8, 22000 79.9, 24576 89.0% (before, by the
     #                      fallback, 32768's chunks: 53.5, 59.5, 59.5, 62.6; 2048 × w8 chunks, u8: 73.1, 74.1, 66.6,
-    #                      74.8; second pieces of next_pow2(N - 16384), fp16: 17000 50.6, 20480 90.9, 24576 95.3)
+    #                      74.8; second pieces of next_pow2(N - 16384), fp16: 17000 50.6, 20480 90.9, 24576 95.3).
+    #                      H100 (session 38): 17000 68.0 -> 87.0, 20000 73.4 -> 95.7, 22000 69.2 -> 98.0, 24576 75.9 ->
+    #                      99.0
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.7 / 77.2% (session 16; whole row w32: 75.1)
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 49152): (1, 4096, True, 16, 1, 0, {**LOOPED_U8, "x_l2_only": True}),  # H200 (session 37): 36000
     #                      72.9 -> 75.2, 40000 64.3 -> 72.7, 45000 62.1 -> 69.0, 49152 63.3 -> 70.8 with x L2-only;
-    #                      at 40000: 74.9% H100 (session 18, without it; 65536's: 73.2)
+    #                      H100 (session 38, without -> with it): 33000 85.7 -> 84.0, 40000 75.9 -> 78.0, 49152 73.3 ->
+    #                      71.9
     ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 89.8% H100 (session 18; whole row
     #                     not holding x: 47.3; 8192 chunks, 3 stages, 4/SM: 66.0). H200 (session 33, 49152 rows): 74.8;
     #                     a persistent 8192 × w32, u8 grid reads 79.8 at 65536 but 60.3 / 57.2 at 57344 / 60000 (this
@@ -192,7 +196,7 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
     ("fwd", True, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "block_n2": 8192}),  # H200 (session
     #                     38): 20000 98.4% (32768's chunks: 92.5; second pieces of next_pow2(N - 16384), fp16: 17000
-    #                     78.9 against 91.9, 20480 97.5 against 97.1)
+    #                     78.9 against 91.9, 20480 97.5 against 97.1). H100: 17000-24576 97.6-98.9 -> 99.0-99.2
     ("fwd", True, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 95.8% (session 16; whole row, 2 stages: 89.5)
     ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),  # 46.8% of copy
     ("fwd", True, 49152): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # at 40000: 89.3 / 88.9% (session 33; before, by
