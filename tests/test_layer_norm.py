@@ -1142,7 +1142,8 @@ def test_more_than_2_pow_31_elements():
 @pytest.mark.gpu
 def test_eager_matches_reference_large_gpu():
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
-    entries: the 24576 key's rows of 16384 + 1024 to 8192 columns at its first and last rows and between."""
+    entries: the 24576 key's rows of 16384 + 8192 columns at its first row (one column into the second piece), its
+    last, and between, in bf16 and fp16."""
     for is_rms in (False, True):
         for n, dt in ((128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.bfloat16), (20000, torch.bfloat16),
                       (24576, torch.bfloat16), (21000, torch.float16)):
