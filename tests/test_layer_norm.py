@@ -279,11 +279,14 @@ def test_widen_at_launch(monkeypatch):
 ])
 def test_two_piece_rows(device, is_rms, m, n, cfg):
     """Rows held as two pieces (BLOCK_N + BLOCK_N2 columns, no power-of-two padding), forward and backward, by
-    overriding the config; a config whose pieces do not cover N is refused."""
+    overriding the config; a config whose pieces do not cover N is refused, and chunked rows with a second piece."""
     _check_config(device, is_rms, m, n, cfg)
     x = torch.ones(2, cfg.block_n + cfg.block_n2 + 1, device=device)
     with pytest.raises(ValueError, match="holds rows of"):
         K.norm_fwd(x, None, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+    chunked = C.NormConfig(1, cfg.block_n, True, cfg.num_warps, block_n2=cfg.block_n2)
+    with pytest.raises(ValueError, match="no second piece"):  # it would fold the column compare away past N
+        K.norm_fwd(x[:, :n], None, None, None, 1e-5, 0.0, is_rms, None, True, config=chunked)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

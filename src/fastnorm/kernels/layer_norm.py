@@ -1076,6 +1076,8 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
     ``programs`` pieces, n > 2."""
     if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
+    if cfg.block_n2 and cfg.chunked:  # chunks are of block_n columns; EVEN_N would read block_n + block_n2
+        raise ValueError(f"config {cfg}: chunked rows take no second piece (block_n2)")
     if (cfg.evict or cfg.unroll != 1 or cfg.x_l2_only) and (backward or not cfg.chunked or cfg.unroll < 1):
         raise ValueError(f"config {cfg}: evict, x_l2_only and unroll (>= 1) apply to the forward's chunked rows only")
     if cfg.hold_loaded and (cfg.chunked or cfg.split or fp64):
