@@ -195,7 +195,8 @@ def test_looped_forward(device, is_rms, m, n, cfg):
 
 
 def test_x_l2_only_rows(device):
-    """x_l2_only (x loaded ``.cg`` in the chunked forward) changes where x's loads are cached, not what they read:
+    """x_l2_only (x loaded ``.cg`` in the chunked forward) and params_l2_only (the weight and bias so loaded in its
+    second pass) change where the loads are cached, not what they read:
     bf16 rows, 16-byte aligned (so on a GPU also widened: 256 columns for 4 warps), give bitwise the output and
     statistics of the same config without it, and match the reference."""
     n = 1032  # four chunks of 256 and a ragged one
@@ -203,19 +204,20 @@ def test_x_l2_only_rows(device):
     w = _rand((n,), torch.bfloat16, device, n + 1)
     b = _rand((n,), torch.bfloat16, device, n + 2)
     cfg = C.NormConfig(1, 256, True, 4, evict=True, unroll=2)
-    plain, l2 = (K.norm_fwd(x, w, b, None, 1e-5, 0.0, False, None, True, config=c)
-                 for c in (cfg, cfg._replace(x_l2_only=True)))
-    for got, want in zip(l2, plain, strict=True):
-        assert (got is None and want is None) or torch.equal(got, want)
+    plain, *l2s = (K.norm_fwd(x, w, b, None, 1e-5, 0.0, False, None, True, config=c)
+                   for c in (cfg, cfg._replace(x_l2_only=True), cfg._replace(params_l2_only=True)))
     ry, _, _, _ = _reference(False, x, w, b, 1e-5, torch.zeros_like(x))
-    assert_close("y", l2[0], ry, torch.bfloat16)
+    for l2 in l2s:
+        for got, want in zip(l2, plain, strict=True):
+            assert (got is None and want is None) or torch.equal(got, want)
+        assert_close("y", l2[0], ry, torch.bfloat16)
 
 
 def test_looped_forward_hints(monkeypatch):
     """``evict``'s L2 hints serve the second pass's re-read of x: with a residual that pass re-reads residual_out and
     the hints are off; x_l2_only loads x ``.cg`` in both passes, without them (the weight and bias keep theirs), where
-    x is 16-byte aligned and has no residual;
-    evict, x_l2_only and unroll are refused outside the forward's chunked rows."""
+    x is 16-byte aligned and has no residual; params_l2_only loads the weight and bias ``.cg`` without theirs;
+    evict, x_l2_only, params_l2_only and unroll are refused outside the forward's chunked rows."""
     seen = []
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(meta))
     cfg = C.NormConfig(1, 64, True, 2, evict=True, unroll=2)
@@ -223,16 +225,21 @@ def test_looped_forward_hints(monkeypatch):
     K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg)
     K.norm_fwd(x, None, None, torch.randn(3, 100), 1e-5, 0.0, True, None, True, config=cfg)
     K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg._replace(x_l2_only=True))
+    K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg._replace(params_l2_only=True))
     # x_l2_only does not apply to rows not 16-byte aligned, an address 4 bytes in, or with a residual
     for other, res in ((torch.randn(3, 101)[:, :99], None), (torch.randn(301)[1:].view(3, 100), None),
                        (x, torch.randn(3, 100))):
         K.norm_fwd(other, None, None, res, 1e-5, 0.0, True, None, True, config=cfg._replace(x_l2_only=True))
-    assert [(m["KEEP_POLICY"], m["X_KEEP_POLICY"], m["RELEASE_POLICY"], m["X_CACHE"], m["UNROLL"]) for m in seen] == [
-        ("evict_last", "evict_last", "evict_first", "", 2), ("", "", "", "", 2), ("evict_last", "", "", ".cg", 2),
-        ("evict_last", "evict_last", "evict_first", "", 2), ("evict_last", "evict_last", "evict_first", "", 2),
-        ("", "", "", "", 2)]
+    metas = [(m["KEEP_POLICY"], m["X_KEEP_POLICY"], m["RELEASE_POLICY"], m["X_CACHE"], m["P_CACHE"], m["UNROLL"])
+             for m in seen]
+    assert metas == [
+        ("evict_last", "evict_last", "evict_first", "", "", 2), ("", "", "", "", "", 2),
+        ("evict_last", "", "", ".cg", "", 2), ("", "evict_last", "evict_first", "", ".cg", 2),
+        ("evict_last", "evict_last", "evict_first", "", "", 2), ("evict_last", "evict_last", "evict_first", "", "", 2),
+        ("", "", "", "", "", 2)]
     for bad in (cfg._replace(chunked=False), cfg._replace(evict=False, unroll=0),
-                cfg._replace(chunked=False, evict=False, unroll=1, x_l2_only=True)):
+                cfg._replace(chunked=False, evict=False, unroll=1, x_l2_only=True),
+                cfg._replace(chunked=False, evict=False, unroll=1, params_l2_only=True)):
         with pytest.raises(ValueError, match="chunked rows only"):
             K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=bad)
 
@@ -1234,6 +1241,29 @@ def test_held_two_piece_entries_fix_their_second_piece():
         assert entry[-1] == before
 
 
+def test_exact_entries(monkeypatch):
+    """NORM_TUNED_EXACT serves 16-bit rows of exactly its N, before the key's entry and after a device's own: LayerNorm
+    32768 keeps the chunks (its key's other rows take the whole row), 65536 takes the persistent grid with the weight
+    and bias L2-only; rows one shorter, float32 and the H100 (its own 65536 entries) do not."""
+    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
+    fp32 = {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for _, is_rms, n in C.NORM_TUNED_EXACT}
+    for (kind, is_rms, n), entry in C.NORM_TUNED_EXACT.items():
+        assert kind == "fwd"
+        cfg = C.norm_fwd_config(n, 2, 0, is_rms)
+        assert cfg[:4] == entry[:4] and cfg.chunked and cfg.unroll == 8, (n, is_rms, cfg)
+        assert n % cfg.block_n == 0 and n // cfg.block_n == cfg.unroll  # whole chunks, one round of the loop
+        other = C.norm_fwd_config(n - 1, 2, 0, is_rms)
+        assert not other.chunked and C.norm_tuned_key(n - 1) == n, (n, is_rms, other)
+    assert C.norm_fwd_config(65536, 2, 0, False).params_l2_only and C.norm_fwd_config(65536, 2, 0, False).programs
+    monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows never took them
+    assert fp32 == {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for is_rms, n in fp32}
+    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H100 80GB HBM3")
+    for is_rms in (False, True):
+        assert C.norm_fwd_config(65536, 2, 0, is_rms) == C.norm_fwd_config(60000, 2, 0, is_rms)
+        assert C.norm_fwd_config(65536, 2, 0, is_rms).hold_loaded
+    assert C.norm_fwd_config(32768, 2, 0, False) == C.NormConfig(1, 32768, False, 32, 1, 0)
+
+
 def test_device_entries_serve_their_own_keys_only(monkeypatch):
     """On a device NORM_TUNED_BY_DEVICE names (the longest of its parts found in the device's name), its entries replace
     the tables' at their own key; rows of a 3P/4 key without one keep the tables' choice (never the device's P entry);
@@ -1284,12 +1314,12 @@ def test_device_entries_gpu():
 
 
 def test_held_forward_entries_and_a_residual():
-    """A measured forward entry that holds x as loaded (bf16 65536: one whole row per program) gives way to the
+    """A measured forward entry that holds x as loaded (bf16 49153-65535: one whole row per program) gives way to the
     rules' chunks with a fused residual, whose s = x + r it would hold in fp32; entries that do not hold stay."""
     for is_rms in (False, True):
-        held = C.norm_fwd_config(65536, 2, None, is_rms)
+        held = C.norm_fwd_config(60000, 2, None, is_rms)
         assert held.hold_loaded and not held.chunked
-        rules = C.norm_fwd_config(65536, 2, None, is_rms, True)
+        rules = C.norm_fwd_config(60000, 2, None, is_rms, True)
         assert rules.chunked and not rules.hold_loaded and rules.block_n == C.NORM_FWD_CHUNK[4]
         assert C.norm_fwd_config(16384, 2, None, is_rms, True) == C.norm_fwd_config(16384, 2, None, is_rms)
 

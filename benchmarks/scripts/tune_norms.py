@@ -459,6 +459,8 @@ def fmt_cfg(c: C.NormConfig) -> str:
         s += f" u{c.unroll}"
     if getattr(c, "x_l2_only", False):  # (source trees before session 37 lack it)
         s += " x-l2"
+    if getattr(c, "params_l2_only", False):  # (source trees before session 38 lack it)
+        s += " p-l2"
     return s
 
 

@@ -77,6 +77,10 @@ class NormConfig(NamedTuple):
     #                          converse, the weight and bias L2-only, gained nothing at 32768: session 38); on an H100
     #                          -1.7..+2.1 (session 38); fp16 not measured. RMSNorm, whose second pass re-reads x from
     #                          L1, lost 9-21 (session 37)
+    params_l2_only: bool = False  # forward, chunked rows: the weight and bias loaded L2-only (``.cg``, no L1 hint) in
+    #                               the second pass. Alone it gained nothing (LN 32768, two programs an SM: 84.6 ->
+    #                               83.6); with one program an SM holding a 128 KB row, LN 65536 77.2 -> 83.6 (H200,
+    #                               session 38)
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -159,7 +163,9 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                      74.8; second pieces of next_pow2(N - 16384), fp16: 17000 50.6, 20480 90.9, 24576 95.3).
     #                      H100 (session 38): 17000 68.0 -> 87.0, 20000 73.4 -> 95.7, 22000 69.2 -> 98.0, 24576 75.9 ->
     #                      99.0
-    ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.7 / 77.2% (session 16; whole row w32: 75.1)
+    ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # rows of 24577-32767; 32768 itself: NORM_TUNED_EXACT. H200
+    #                     (session 38, the chunks of 4096 × w16, u8 -> this): 26000 59.7 -> 66.7, 28000 61.9 -> 69.3,
+    #                     30000 60.6 -> 71.8 (fewer than 8 chunks: the unrolled loop's body never runs)
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 49152): (1, 4096, True, 16, 1, 0, {**LOOPED_U8, "x_l2_only": True}),  # H200 (session 37): 36000
     #                      72.9 -> 75.2, 40000 64.3 -> 72.7, 45000 62.1 -> 69.0, 49152 63.3 -> 70.8 with x L2-only;
@@ -168,8 +174,7 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 89.8% H100 (session 18; whole row
     #                     not holding x: 47.3; 8192 chunks, 3 stages, 4/SM: 66.0). H200 (session 33, 49152 rows): 74.8;
     #                     a persistent 8192 × w32, u8 grid reads 79.8 at 65536 but 60.3 / 57.2 at 57344 / 60000 (this
-    #                     entry: 67.2 / 69.2; why only 65536 gains is not established: 57344 is 7 whole chunks,
-    #                     60000 eight with a ragged last)
+    #                     entry: 67.2 / 69.2): only 65536 itself takes it (NORM_TUNED_EXACT)
     ("bwd", False, 65536): (4, 4096, True, 16, 3, 1),  # 39.3% of copy
     ("fwd", True, 128): (32, 128, False, 4, 1, 0),  # 51.8% of copy
     ("bwd", True, 128): (64, 128, False, 16, 1, 1),  # 36.6% (session 7: 27-35, host-bound, no winner twice)
@@ -204,7 +209,7 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", True, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 97.0% H100 (session 18; whole row
     #                      not holding x: 72.6; 16384 chunks, 3 stages, 2/SM: 83.6). H200 (session 33): 85.4; the
     #                      persistent 8192 × w32, u8 grid 87.3 at 65536, 69.5 / 78.1 at 57344 / 60000 (this: 80.0,
-    #                      81.6)
+    #                      81.6): only 65536 itself takes it (NORM_TUNED_EXACT)
     ("bwd", True, 65536): (4, 4096, True, 16, 3, 1),  # 47.6% of copy
 }
 
@@ -265,6 +270,20 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
+#: Rows of exactly a key's N (16-bit, the H200), where another config than the key's other rows wins: a row of whole
+#: chunks runs an unrolled loop whose trip count is its unroll, so every chunk's loads go out in one round; rows of
+#: fewer whole chunks than the unroll never enter the unrolled body, and a ragged last chunk masks the loads, which
+#: then issue one at a time (sm_90 SASS; NOTES.md, session 38). Looked up before NORM_TUNED, after a device's own
+#: entries. H200, session 38, kernels only (the key's entry -> this one).
+NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
+    ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.8 -> 84.9 (the key's entry before session 38)
+    # One 32-warp program an SM over 8 chunks of 8192, the weight and bias L2-only: L1 keeps the 128 KB row of x
+    # that the second pass re-reads (without: 77.2; two programs an SM, 4096 × w16: 67.3)
+    ("fwd", False, 65536): (1, 8192, True, 32, 1, 1, {**LOOPED_U8, "params_l2_only": True}),  # 73.4 -> 83.6
+    ("fwd", True, 65536): (1, 8192, True, 32, 1, 1, {**LOOPED_U8, "params_l2_only": True}),  # 83.2 -> 88.2
+}
+
+
 #: Forward entries measured better on another device than the H200 the tables above were tuned on: by a part of the
 #: device's name (the longest part found in it wins; "H100 80GB HBM3" is the SXM part measured, not the PCIe or NVL
 #: ones), x's element size, then the tables' key. An entry serves only rows whose own key (``norm_tuned_key``) it is
@@ -283,6 +302,10 @@ NORM_TUNED_BY_DEVICE: dict[str, dict[int, dict[tuple[str, bool, int], NormEntry]
             # RMS at 40000 as measured on the H100 (session 18: 97.6, by the 65536 entry's fallback, which the
             # H200's own 49152 entry replaced in session 33): one 32-warp program a row holding x as loaded.
             ("fwd", True, 49152): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
+            # The 65536 key's held whole row as the tables had it for the H100 (session 18: LN 89.8, RMS 97.0), so
+            # that the H200's NORM_TUNED_EXACT entries at 65536 (not measured here) do not serve it
+            ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
+            ("fwd", True, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
         },
         4: {
             ("fwd", False, 16384): (1, 16384, False, 32, 1, 0),  # LN 13000 88.2 -> 93.4, 16384 92.5 -> 99.6
@@ -391,7 +414,8 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) 
     tables = _tables(elem_size)
     if tables is None:
         return None
-    hit = _device_entry(kind, is_rms, n, elem_size, device) or _tuned_entry(tables[0], (kind, is_rms), n)
+    exact = NORM_TUNED_EXACT.get((kind, is_rms, n)) if elem_size == 2 else None
+    hit = _device_entry(kind, is_rms, n, elem_size, device) or exact or _tuned_entry(tables[0], (kind, is_rms), n)
     if hit is None:
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *rest = hit

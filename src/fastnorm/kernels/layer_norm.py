@@ -253,7 +253,7 @@ def _norm_fwd_kernel(
     PERSISTENT: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     BLOCK_N2: tl.constexpr, NUM_STAGES: tl.constexpr, UNROLL: tl.constexpr, KEEP_POLICY: tl.constexpr,
     RELEASE_POLICY: tl.constexpr, HOLD_LOADED: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr,
-    X_CACHE: tl.constexpr, X_KEEP_POLICY: tl.constexpr,
+    X_CACHE: tl.constexpr, X_KEEP_POLICY: tl.constexpr, P_CACHE: tl.constexpr,
 ):
     """The forward of BLOCK_M-row tiles (:func:`_fwd_tile`) or of chunked rows. N and the row strides arrive divided
     by ROW_ALIGN (:func:`_row_align`)."""
@@ -359,11 +359,11 @@ def _norm_fwd_kernel(
                     y = ((s - k[:, None]) - mean[:, None]) * rstd[:, None]
                 if HAS_W:
                     w = _widen(tl.load(W + ccols[None, :], mask=col_mask[None, :], other=0.0,
-                                       eviction_policy=KEEP_POLICY), ACC, WIDEN)
+                                       eviction_policy=KEEP_POLICY, cache_modifier=P_CACHE), ACC, WIDEN)
                     y = y * _plus_offset(w, weight_offset, HAS_OFFSET)
                 if HAS_B:
                     y = y + _widen(tl.load(B + ccols[None, :], mask=col_mask[None, :], other=0.0,
-                                           eviction_policy=KEEP_POLICY), ACC, WIDEN)
+                                           eviction_policy=KEEP_POLICY, cache_modifier=P_CACHE), ACC, WIDEN)
                 tl.store(Y + ry[:, None] + ccols[None, :], y, mask=mask)
             if STORE_STATS:  # as [BLOCK_M, 1] tiles: the tile's own layout, no shuffle through shared memory
                 if not IS_RMS:
@@ -1078,8 +1078,10 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
     if cfg.block_n2 and cfg.chunked:  # chunks are of block_n columns; EVEN_N would read block_n + block_n2
         raise ValueError(f"config {cfg}: chunked rows take no second piece (block_n2)")
-    if (cfg.evict or cfg.unroll != 1 or cfg.x_l2_only) and (backward or not cfg.chunked or cfg.unroll < 1):
-        raise ValueError(f"config {cfg}: evict, x_l2_only and unroll (>= 1) apply to the forward's chunked rows only")
+    if (cfg.evict or cfg.unroll != 1 or cfg.x_l2_only or cfg.params_l2_only) and (
+            backward or not cfg.chunked or cfg.unroll < 1):
+        raise ValueError(f"config {cfg}: evict, x_l2_only, params_l2_only and unroll (>= 1) apply to the forward's "
+                         "chunked rows only")
     if cfg.hold_loaded and (cfg.chunked or cfg.split or fp64):
         raise ValueError(f"config {cfg}: hold_loaded applies to whole rows only, not float64")
     if not cfg.split:
@@ -1247,10 +1249,12 @@ def norm_fwd(
         "ROW_ALIGN": align, "WIDEN": widen,
         "EVEN_N": int(n) == cfg.block_n + cfg.block_n2 if cfg.block_n2 else int(n) % cfg.block_n == 0,
         "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
-        "UNROLL": cfg.unroll, "KEEP_POLICY": "evict_last" if evict else "",  # w and b in pass 2
+        "UNROLL": cfg.unroll,
+        "KEEP_POLICY": "evict_last" if evict and not cfg.params_l2_only else "",  # w and b in pass 2
         "X_KEEP_POLICY": "evict_last" if evict and not l2_only else "",  # x in pass 1
         "RELEASE_POLICY": "evict_first" if evict and not l2_only else "",  # x in pass 2
         "X_CACHE": ".cg" if l2_only else "",  # x's loads in both passes (ptxas takes no L1 hint with it)
+        "P_CACHE": ".cg" if cfg.params_l2_only else "",  # the weight's and bias's loads in pass 2
     }, cfg.num_warps, cfg.num_stages, traceable)
     return y, res_out, mean, rstd
 
