@@ -206,7 +206,8 @@ def _tuned_rows(elem_size: int) -> list[int]:
     from fastnorm.kernels import config
 
     tuned, split = config._tables(elem_size)
-    return sorted({n for _, _, n in tuned} | {n for _, n in split})
+    exact = config.NORM_TUNED_EXACT if elem_size == 2 else {}
+    return sorted({n for _, _, n in tuned} | {n for _, n in split} | {n for _, _, n in exact})
 
 
 BN_SHAPES = [((8, 3, 14, 14), False), ((4, 5, 7, 7), False), ((2, 65, 3, 3), False), ((6, 129, 20, 20), False),

@@ -1242,9 +1242,10 @@ def test_held_two_piece_entries_fix_their_second_piece():
 
 
 def test_exact_entries(monkeypatch):
-    """NORM_TUNED_EXACT serves 16-bit rows of exactly its N, before the key's entry and after a device's own: LayerNorm
-    32768 keeps the chunks (its key's other rows take the whole row), 65536 takes the persistent grid with the weight
-    and bias L2-only; rows one shorter, float32 and the H100 (its own 65536 entries) do not."""
+    """NORM_TUNED_EXACT serves 16-bit forward rows of exactly its N without a residual, before the key's entry and
+    after a device's own: LayerNorm 32768 keeps the chunks (its key's other rows take the whole row), 65536 takes the
+    persistent grid with the weight and bias L2-only; rows one shorter, a fused residual, float32, the backward and
+    the H100 (its own 65536 entries) do not."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     fp32 = {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for _, is_rms, n in C.NORM_TUNED_EXACT}
     for (kind, is_rms, n), entry in C.NORM_TUNED_EXACT.items():
@@ -1255,13 +1256,18 @@ def test_exact_entries(monkeypatch):
         other = C.norm_fwd_config(n - 1, 2, 0, is_rms)
         assert not other.chunked and C.norm_tuned_key(n - 1) == n, (n, is_rms, other)
     assert C.norm_fwd_config(65536, 2, 0, False).params_l2_only and C.norm_fwd_config(65536, 2, 0, False).programs
-    monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows never took them
-    assert fp32 == {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for is_rms, n in fp32}
-    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H100 80GB HBM3")
+    bwd = {(is_rms, n): C.norm_bwd_config(n, 2, 0, is_rms, False) for _, is_rms, n in C.NORM_TUNED_EXACT}
+    for is_rms, n in bwd:  # with a fused residual: the key's entry (at 65536 held, so the rules)
+        assert C.norm_fwd_config(n, 2, 0, is_rms, True) == C.norm_fwd_config(n - 1, 2, 0, is_rms, True), (n, is_rms)
+    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H100 80GB HBM3")  # its own entries come first
     for is_rms in (False, True):
         assert C.norm_fwd_config(65536, 2, 0, is_rms) == C.norm_fwd_config(60000, 2, 0, is_rms)
-        assert C.norm_fwd_config(65536, 2, 0, is_rms).hold_loaded
+        assert C.norm_fwd_config(65536, 2, 0, is_rms).hold_loaded and not C.norm_fwd_config(65536, 2, 0, is_rms).chunked
     assert C.norm_fwd_config(32768, 2, 0, False) == C.NormConfig(1, 32768, False, 32, 1, 0)
+    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
+    monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows and the backward never took them
+    assert fp32 == {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for is_rms, n in fp32}
+    assert bwd == {(is_rms, n): C.norm_bwd_config(n, 2, 0, is_rms, False) for is_rms, n in bwd}
 
 
 def test_device_entries_serve_their_own_keys_only(monkeypatch):

@@ -611,6 +611,7 @@ def install_winners(best, sms):
     """Make the swept winners the bf16 configs of this process (what NORM_TUNED should then hold)."""
     print("== winners (NORM_TUNED entries: block_m, block_n, chunked, warps, stages, programs per SM[, w_in_loop])")
     table = dict(C.NORM_TUNED)
+    exact = dict(C.NORM_TUNED_EXACT)
     for (op, n, kind), (_dp, res) in best.items():
         if not res:
             continue
@@ -618,8 +619,10 @@ def install_winners(best, sms):
         per_sm = c.programs // sms
         entry = (c.block_m, c.block_n, c.chunked, c.num_warps, c.num_stages, per_sm) + ((True,) if c.w_in_loop else ())
         table[(kind, op == "RMS", C.norm_tuned_key(n))] = entry
+        exact.pop((kind, op == "RMS", n), None)  # an exact entry at the swept N would shadow the winner
         print(f'    ("{kind}", {op == "RMS"}, {C.norm_tuned_key(n)}): {entry},  # {res[0][0]:.1f}%')
     C.NORM_TUNED = table  # assigned, not changed in place: config then drops its cached configs and replayed launches
+    C.NORM_TUNED_EXACT = exact
 
 
 def print_summary(rows, best, copy_gbs, t_start):

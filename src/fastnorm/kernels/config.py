@@ -78,9 +78,9 @@ class NormConfig(NamedTuple):
     #                          -1.7..+2.1 (session 38); fp16 not measured. RMSNorm, whose second pass re-reads x from
     #                          L1, lost 9-21 (session 37)
     params_l2_only: bool = False  # forward, chunked rows: the weight and bias loaded L2-only (``.cg``, no L1 hint) in
-    #                               the second pass. Alone it gained nothing (LN 32768, two programs an SM: 84.6 ->
-    #                               83.6); with one program an SM holding a 128 KB row, LN 65536 77.2 -> 83.6 (H200,
-    #                               session 38)
+    #                               the second pass, with or without a residual. Alone it gained nothing (LN 32768,
+    #                               two programs an SM: 84.6 -> 83.6); with one program an SM holding a 128 KB row, LN
+    #                               65536 77.2 -> 83.6 (H200, session 38)
 
 
 class NormPartialSumConfig(NamedTuple):
@@ -270,11 +270,12 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
-#: Rows of exactly a key's N (16-bit, the H200), where another config than the key's other rows wins: a row of whole
-#: chunks runs an unrolled loop whose trip count is its unroll, so every chunk's loads go out in one round; rows of
-#: fewer whole chunks than the unroll never enter the unrolled body, and a ragged last chunk masks the loads, which
-#: then issue one at a time (sm_90 SASS; NOTES.md, session 38). Looked up before NORM_TUNED, after a device's own
-#: entries. H200, session 38, kernels only (the key's entry -> this one).
+#: Rows of exactly a key's N (16-bit forward, measured on the H200 in bf16, without a residual), where another config
+#: than the key's other rows wins: a row of whole chunks, as many as the loop's unroll, runs the unrolled body once,
+#: every chunk's loads in one round; the key's shorter rows have fewer chunks than the unroll and never enter that
+#: body (peeling a ragged last chunk off the loops did not help: NOTES.md, session 38). Looked up before NORM_TUNED,
+#: after a device's own entries; not with a fused residual (``norm_fwd_config``). Session 38, kernels only (the
+#: key's entry -> this one).
 NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.8 -> 84.9 (the key's entry before session 38)
     # One 32-warp program an SM over 8 chunks of 8192, the weight and bias L2-only: L1 keeps the 128 KB row of x
@@ -284,7 +285,9 @@ NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
-#: Forward entries measured better on another device than the H200 the tables above were tuned on: by a part of the
+#: Forward entries measured better on another device than the H200 the tables above were tuned on (and, where the
+#: note says so, a table's own entry repeated so that NORM_TUNED_EXACT, measured on the H200 only, does not serve
+#: the device): by a part of the
 #: device's name (the longest part found in it wins; "H100 80GB HBM3" is the SXM part measured, not the PCIe or NVL
 #: ones), x's element size, then the tables' key. An entry serves only rows whose own key (``norm_tuned_key``) it is
 #: — never a 3P/4 key's fallback to its power of two, where it was not measured (session 18's overrides took rows of
@@ -410,12 +413,13 @@ def _device_entry(kind: str, is_rms: bool, n: int, elem_size: int, device: int |
     return entries.get(elem_size, {}).get((kind, is_rms, norm_tuned_key(n)))
 
 
-def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConfig | None:
+def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
+           exact: bool = True) -> NormConfig | None:
     tables = _tables(elem_size)
     if tables is None:
         return None
-    exact = NORM_TUNED_EXACT.get((kind, is_rms, n)) if elem_size == 2 else None
-    hit = _device_entry(kind, is_rms, n, elem_size, device) or exact or _tuned_entry(tables[0], (kind, is_rms), n)
+    exact_hit = NORM_TUNED_EXACT.get((kind, is_rms, n)) if exact and elem_size == 2 else None
+    hit = _device_entry(kind, is_rms, n, elem_size, device) or exact_hit or _tuned_entry(tables[0], (kind, is_rms), n)
     if hit is None:
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *rest = hit
@@ -431,8 +435,9 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
                     residual: bool = False) -> NormConfig:
     """Forward tile for rows of ``n`` elements of ``elem_size`` bytes; with a fused ``residual`` a measured entry
     that holds x as loaded (``hold_loaded``, which the residual's sum does not take: its whole row would spill) gives
-    way to the rules."""
-    tuned = _tuned("fwd", is_rms, n, elem_size, device)
+    way to the rules, and NORM_TUNED_EXACT's (whose gain is L1 keeping x for the re-read, which a residual's second
+    pass does not make) to the key's entry."""
+    tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual)
     if tuned is not None and not (residual and tuned.hold_loaded):
         return tuned
     acc = 8 if elem_size == 8 else 4
@@ -560,6 +565,8 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
         for n in [n for _, _, n in tuned] + [n for _, n in split_tuned]:
             if n & (n - 1):  # a 3P/4 key, then P's entry
                 edges.update((_first_row(n), n + 1))
+        if elem_size == 2:  # rows of exactly an exact entry's N, and one shorter
+            edges.update(m for _, _, n in NORM_TUNED_EXACT for m in (n - 1, n))
     return sorted(edges)
 
 
