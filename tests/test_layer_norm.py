@@ -1153,10 +1153,12 @@ def test_more_than_2_pow_31_elements():
 def test_eager_matches_reference_large_gpu():
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
     entries: the 24576 key's rows of 16384 + 8192 columns at its first row (one column into the second piece), its
-    last, and between, in bf16 and fp16."""
+    last, and between, in bf16 and fp16; the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the
+    exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
     for is_rms in (False, True):
         for n, dt in ((128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.bfloat16), (20000, torch.bfloat16),
-                      (24576, torch.bfloat16), (21000, torch.float16)):
+                      (24576, torch.bfloat16), (21000, torch.float16), (26000, torch.bfloat16),
+                      (32768, torch.bfloat16), (65536, torch.bfloat16)):
             m = 8192 if n <= 4096 else 512
             x = _rand((m, n), dt, "cuda", n, offset=0.3)
             w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
