@@ -1149,22 +1149,25 @@ def test_more_than_2_pow_31_elements():
     torch.testing.assert_close(gx[-8:].float(), gref, rtol=2e-2, atol=2e-2)
 
 
+LARGE_GPU_CASES = [(128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.bfloat16), (20000, torch.bfloat16),
+                   (24576, torch.bfloat16), (21000, torch.float16), (26000, torch.bfloat16), (32768, torch.bfloat16),
+                   (65536, torch.bfloat16)]
+
+
 @pytest.mark.gpu
-def test_eager_matches_reference_large_gpu():
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("n", "dt"), LARGE_GPU_CASES, ids=[f"{n}-{str(d)[6:]}" for n, d in LARGE_GPU_CASES])
+def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
     entries: the 24576 key's rows of 16384 + 8192 columns at its first row (one column into the second piece), its
     last, and between, in bf16 and fp16; the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the
     exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
-    for is_rms in (False, True):
-        for n, dt in ((128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.bfloat16), (20000, torch.bfloat16),
-                      (24576, torch.bfloat16), (21000, torch.float16), (26000, torch.bfloat16),
-                      (32768, torch.bfloat16), (65536, torch.bfloat16)):
-            m = 8192 if n <= 4096 else 512
-            x = _rand((m, n), dt, "cuda", n, offset=0.3)
-            w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
-            b = None if is_rms else _rand((n,), dt, "cuda", n + 2)
-            dy = _rand((m, n), dt, "cuda", n + 3)
-            _check_all(is_rms, x, n, w, b, 1e-5, dy)
+    m = 8192 if n <= 4096 else 512
+    x = _rand((m, n), dt, "cuda", n, offset=0.3)
+    w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
+    b = None if is_rms else _rand((n,), dt, "cuda", n + 2)
+    dy = _rand((m, n), dt, "cuda", n + 3)
+    _check_all(is_rms, x, n, w, b, 1e-5, dy)
 
 
 def test_reference_sanity_of_helper():
@@ -1245,18 +1248,18 @@ def test_held_two_piece_entries_fix_their_second_piece():
 
 def test_exact_entries(monkeypatch):
     """NORM_TUNED_EXACT serves 16-bit forward rows of exactly its N without a residual, before the key's entry and
-    after a device's own: LayerNorm 32768 keeps the chunks (its key's other rows take the whole row), 65536 takes the
-    persistent grid with the weight and bias L2-only; rows one shorter, a fused residual, float32, the backward and
-    the H100 (its own 65536 entries) do not."""
+    after a device's own: LayerNorm 32768 keeps the chunks (its key's other rows take the whole row), 49152 and 65536
+    take the persistent grid with the weight and bias L2-only; rows one shorter, a fused residual, float32, the
+    backward and the H100 (its own 49152 / 65536 entries) do not."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     fp32 = {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for _, is_rms, n in C.NORM_TUNED_EXACT}
     for (kind, is_rms, n), entry in C.NORM_TUNED_EXACT.items():
         assert kind == "fwd"
         cfg = C.norm_fwd_config(n, 2, 0, is_rms)
-        assert cfg[:4] == entry[:4] and cfg.chunked and cfg.unroll == 8, (n, is_rms, cfg)
+        assert cfg[:4] == entry[:4] and cfg.chunked, (n, is_rms, cfg)
         assert n % cfg.block_n == 0 and n // cfg.block_n == cfg.unroll  # whole chunks, one round of the loop
         other = C.norm_fwd_config(n - 1, 2, 0, is_rms)
-        assert not other.chunked and C.norm_tuned_key(n - 1) == n, (n, is_rms, other)
+        assert other != cfg and C.norm_tuned_key(n - 1) == n, (n, is_rms, other)
     assert C.norm_fwd_config(65536, 2, 0, False).params_l2_only and C.norm_fwd_config(65536, 2, 0, False).programs
     bwd = {(is_rms, n): C.norm_bwd_config(n, 2, 0, is_rms, False) for _, is_rms, n in C.NORM_TUNED_EXACT}
     for is_rms, n in bwd:  # with a fused residual: the key's entry (at 65536 held, so the rules)
@@ -1266,6 +1269,8 @@ def test_exact_entries(monkeypatch):
         assert C.norm_fwd_config(65536, 2, 0, is_rms) == C.norm_fwd_config(60000, 2, 0, is_rms)
         assert C.norm_fwd_config(65536, 2, 0, is_rms).hold_loaded and not C.norm_fwd_config(65536, 2, 0, is_rms).chunked
     assert C.norm_fwd_config(32768, 2, 0, False) == C.NormConfig(1, 32768, False, 32, 1, 0)
+    assert C.norm_fwd_config(49152, 2, 0, False) == C.norm_fwd_config(45000, 2, 0, False)
+    assert not C.norm_fwd_config(49152, 2, 0, False).programs
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows and the backward never took them
     assert fp32 == {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for is_rms, n in fp32}

@@ -281,6 +281,9 @@ NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
     # One 32-warp program an SM over 8 chunks of 8192, the weight and bias L2-only: L1 keeps the 128 KB row of x
     # that the second pass re-reads (without: 77.2; two programs an SM, 4096 × w16: 67.3)
     ("fwd", False, 65536): (1, 8192, True, 32, 1, 1, {**LOOPED_U8, "params_l2_only": True}),  # 73.4 -> 83.6
+    # The same grid over 6 chunks of 8192 (session 39: 70.7 -> 77.2; the key's shorter rows lost with it, 45000
+    # 69.2 -> 55.0, its unrolled body never entered)
+    ("fwd", False, 49152): (1, 8192, True, 32, 1, 1, {"evict": True, "unroll": 6, "params_l2_only": True}),
     ("fwd", True, 65536): (1, 8192, True, 32, 1, 1, {**LOOPED_U8, "params_l2_only": True}),  # 83.2 -> 88.2
 }
 
@@ -305,6 +308,9 @@ NORM_TUNED_BY_DEVICE: dict[str, dict[int, dict[tuple[str, bool, int], NormEntry]
             # RMS at 40000 as measured on the H100 (session 18: 97.6, by the 65536 entry's fallback, which the
             # H200's own 49152 entry replaced in session 33): one 32-warp program a row holding x as loaded.
             ("fwd", True, 49152): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
+            # The tables' 49152 entry, so that the H200's NORM_TUNED_EXACT entry at 49152 (not measured here) does
+            # not serve it (session 38: 49152 73.3 without x L2-only, 71.9 with)
+            ("fwd", False, 49152): NORM_TUNED[("fwd", False, 49152)],
             # The 65536 key's held whole row as the tables had it for the H100 (session 18: LN 89.8, RMS 97.0), so
             # that the H200's NORM_TUNED_EXACT entries at 65536 (not measured here) do not serve it
             ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
