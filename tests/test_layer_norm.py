@@ -286,11 +286,18 @@ def test_widen_at_launch(monkeypatch):
 ])
 def test_two_piece_rows(device, is_rms, m, n, cfg):
     """Rows held as two pieces (BLOCK_N + BLOCK_N2 columns, no power-of-two padding), forward and backward, by
-    overriding the config; a config whose pieces do not cover N is refused, and chunked rows with a second piece."""
+    overriding the config; a config whose pieces do not cover N is refused, as is its first piece alone (whose rows
+    read 0.75-1.3 off at N = 49151, session 39) and chunked rows with a second piece."""
     _check_config(device, is_rms, m, n, cfg)
     x = torch.ones(2, cfg.block_n + cfg.block_n2 + 1, device=device)
     with pytest.raises(ValueError, match="holds rows of"):
         K.norm_fwd(x, None, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+    one_piece = cfg._replace(block_n2=0)
+    with pytest.raises(ValueError, match="whole rows of at most"):
+        K.norm_fwd(x[:, :n], None, None, None, 1e-5, 0.0, is_rms, None, True, config=one_piece)
+    with pytest.raises(ValueError, match="whole rows of at most"):
+        K.norm_bwd(x[:, :n], x[:, :n], None, False, None, torch.ones(2, device=device), None, x.dtype, None, 1e-5,
+                   0.0, is_rms, config=one_piece._replace(programs=1))
     chunked = C.NormConfig(1, cfg.block_n, True, cfg.num_warps, block_n2=cfg.block_n2)
     with pytest.raises(ValueError, match="no second piece"):  # it would fold the column compare away past N
         K.norm_fwd(x[:, :n], None, None, None, 1e-5, 0.0, is_rms, None, True, config=chunked)
@@ -1275,6 +1282,32 @@ def test_exact_entries(monkeypatch):
     monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows and the backward never took them
     assert fp32 == {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for is_rms, n in fp32}
     assert bwd == {(is_rms, n): C.norm_bwd_config(n, 2, 0, is_rms, False) for is_rms, n in bwd}
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_scalar_rows_take_their_config(device, is_rms, monkeypatch):
+    """16-bit rows read one element a load (an odd N, or an odd row stride) of NORM_FWD_SCALAR_ROWS' lengths take its
+    config, and its rows match the reference; even rows, a fused residual, float32 and lengths outside the range
+    keep the tables' choice."""
+    low, high, scalar = C.NORM_FWD_SCALAR_ROWS
+    seen = []
+    launch = K._fwd
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, *rest: (
+        seen.append((meta["BLOCK_N"], meta["UNROLL"], warps)), launch(grid, args, meta, warps, *rest)))
+    n = low  # 16385: a 1024-column chunk and one more column past sixteen
+    x = _rand((2, n), torch.bfloat16, device, 7, offset=0.3)
+    w = _rand((n,), torch.bfloat16, device, 8, offset=1.0)
+    b = None if is_rms else _rand((n,), torch.bfloat16, device, 9)
+    _check_all(is_rms, x, n, w, b, 1e-5, _rand((2, n), torch.bfloat16, device, 10))
+    assert seen[0] == (scalar.block_n, scalar.unroll, scalar.num_warps) == (1024, 4, 8)
+    wide = _rand((2, n + 16), torch.bfloat16, device, 11)  # a row stride of 16401
+    for rows, scalar_loads in ((wide[:, :n + 1], True), (wide[:, :n + 1].contiguous(), False)):  # stride odd, even
+        seen.clear()
+        K.norm_fwd(rows, None, None, None, 1e-5, 0.0, is_rms, None, True)
+        assert (seen[0][:2] == (1024, 4)) == scalar_loads, (rows.stride(), seen)
+    for other in ((n, 2, True), (n, 4, False), (low - 2, 2, False), (high + 2, 2, False)):  # residual, fp32, range
+        got = C.norm_fwd_config(other[0], other[1], None, is_rms, other[2], True)
+        assert got != scalar and got == C.norm_fwd_config(*other[:2], None, is_rms, other[2]), other
 
 
 def test_device_entries_serve_their_own_keys_only(monkeypatch):

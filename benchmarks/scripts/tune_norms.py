@@ -51,7 +51,7 @@ def _warps(elements: int, per_thread: int) -> int:
 def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list[C.NormConfig]:
     """Forward configs to try at N (the current default first)."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
-    out = [C.norm_fwd_config(n, esize, dev, is_rms)]
+    out = [C.norm_fwd_config(n, esize, dev, is_rms, scalar_loads=n % 2 == 1)]  # x of (rows, N), contiguous
     bn = triton_next_pow2(n)
     if bn <= 32768:
         for tile in sorted({bn, 2048, 4096, 8192, 16384}):
@@ -384,7 +384,7 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
     esize = x.element_size()
     if kind == "fwd":
         nbytes, launcher = fwd_bytes(m, n, esize, is_rms), K._fwd
-        current, names = C.norm_fwd_config(n, esize, dev, is_rms), (("y", 0), ("rstd", 3))
+        current, names = C.norm_fwd_config(n, esize, dev, is_rms, scalar_loads=n % 2 == 1), (("y", 0), ("rstd", 3))
 
         def run(cfg=None):
             return run_fwd(x, w, b, is_rms, cfg)

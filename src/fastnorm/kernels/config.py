@@ -288,6 +288,14 @@ NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
+#: 16-bit forward rows read one element a load (N or a row stride odd, so no 16-byte vectors), of lengths in this
+#: range and without a residual: short chunks unrolled 4, sixteen loads in flight a thread. H200, bf16, kernels only,
+#: the key's entry -> this (session 39): LN 16385 28.0 -> 40.4, 24577 23.8 -> 40.3, 32769 23.3 -> 37.5, 49151 23.6 ->
+#: 33.9; RMS 16385 39.1 -> 61.9, 24577 29.9 -> 57.0, 32769 36.6 -> 47.5, 49151 35.5 -> 45.1 (torch eager: LN 24%, RMS
+#: 25%). At 8193 the two-piece entries stay (LN 64.8 against 37.0, RMS 79.1 against 58.9); past 65536 unmeasured.
+NORM_FWD_SCALAR_ROWS = (16385, 65536, NormConfig(1, 1024, True, 8, evict=True, unroll=4))
+
+
 #: Forward entries measured better on another device than the H200 the tables above were tuned on (and, where the
 #: note says so, a table's own entry repeated so that NORM_TUNED_EXACT, measured on the H200 only, does not serve
 #: the device): by a part of the
@@ -438,11 +446,15 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
 
 @functools.cache
 def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False,
-                    residual: bool = False) -> NormConfig:
+                    residual: bool = False, scalar_loads: bool = False) -> NormConfig:
     """Forward tile for rows of ``n`` elements of ``elem_size`` bytes; with a fused ``residual`` a measured entry
     that holds x as loaded (``hold_loaded``, which the residual's sum does not take: its whole row would spill) gives
     way to the rules, and NORM_TUNED_EXACT's (whose gain is L1 keeping x for the re-read, which a residual's second
-    pass does not make) to the key's entry."""
+    pass does not make) to the key's entry. ``scalar_loads``: the rows are read one element a load (an odd N or row
+    stride), where NORM_FWD_SCALAR_ROWS serves 16-bit rows without a residual."""
+    low, high, scalar_rows = NORM_FWD_SCALAR_ROWS
+    if scalar_loads and elem_size == 2 and not residual and low <= n <= high:
+        return scalar_rows
     tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual)
     if tuned is not None and not (residual and tuned.hold_loaded):
         return tuned

@@ -1071,9 +1071,9 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
-    """A given config's tile must hold rows of ``n``: two pieces exactly when block_n < n <= block_n + block_n2;
-    split rows (the backward, fp32 accumulation): one row per program, one piece of a power-of-two block_n, in 2 to
-    ``programs`` pieces, n > 2."""
+    """A given config's tile must hold rows of ``n``: whole rows of block_n >= n columns, or two pieces exactly when
+    block_n < n <= block_n + block_n2; split rows (the backward, fp32 accumulation): one row per program, one piece
+    of a power-of-two block_n, in 2 to ``programs`` pieces, n > 2."""
     if cfg.block_n2 and not cfg.chunked and not cfg.block_n < n <= cfg.block_n + cfg.block_n2:
         raise ValueError(f"config {cfg} holds rows of {cfg.block_n} + {cfg.block_n2} columns, not {n}")
     if cfg.block_n2 and cfg.chunked:  # chunks are of block_n columns; EVEN_N would read block_n + block_n2
@@ -1084,6 +1084,9 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
                          "chunked rows only")
     if cfg.hold_loaded and (cfg.chunked or cfg.split or fp64):
         raise ValueError(f"config {cfg}: hold_loaded applies to whole rows only, not float64")
+    if not (cfg.chunked or cfg.split or cfg.block_n2) and cfg.block_n < n:  # the columns past block_n went unread
+        raise ValueError(f"config {cfg} holds whole rows of at most {cfg.block_n} columns, not {n}: give it a second "
+                         "piece (block_n2), chunks or split rows")
     if not cfg.split:
         return
     if not backward:
@@ -1205,8 +1208,12 @@ def norm_fwd(
     m, n = x2d.shape
     dev = x2d.device
     is_f64 = x2d.dtype == torch.float64
+    sizes = (n, x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n)
+    align = _row_align(*sizes)
+    scalar_loads = align == 1 and all(type(v) is int for v in sizes)  # an odd N or stride (not a symbolic one)
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
-    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, res2d is not None)
+    cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, res2d is not None,
+                                    scalar_loads)
     if config is not None:
         _check_pieces(config, n, is_f64, backward=False)
     elif _unlike_measured(x2d.element_size(), res2d, weight, bias):
@@ -1225,8 +1232,6 @@ def norm_fwd(
     num_blocks = -(-m // cfg.block_m)
     grid = (_min(num_blocks, cfg.programs) if cfg.programs else num_blocks,)
     evict = cfg.evict and res2d is None  # the hints serve x's re-read; with a residual pass 2 re-reads residual_out
-    sizes = (n, x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n)
-    align = _row_align(*sizes)
     n_a, *strides_a = (v // align for v in sizes)
     aligned = not traceable and _aligned(x2d, res2d, weight, bias)  # torch.compile: addresses unknown when traced
     # RMSNorm's chunked forward keeps the plain conversion: at 8192 it took 32 registers instead of 39 and lost 4.3
