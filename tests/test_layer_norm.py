@@ -1286,20 +1286,25 @@ def test_exact_entries(monkeypatch):
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 def test_scalar_rows_take_their_config(device, is_rms, monkeypatch):
-    """16-bit rows read one element a load (an odd N, or an odd row stride) of NORM_FWD_SCALAR_ROWS' lengths take its
-    config, and its rows match the reference; even rows, a fused residual, float32 and lengths outside the range
-    keep the tables' choice."""
+    """16-bit rows read one element a load (an odd N, or an odd row stride) of NORM_FWD_SCALAR_ROWS' and
+    NORM_BWD_SCALAR_ROWS' lengths take their configs (the backward's split rows), and match the reference; even rows,
+    a fused residual, float32, unsplit launches and lengths outside the ranges keep the tables' choice."""
     low, high, scalar = C.NORM_FWD_SCALAR_ROWS
-    seen = []
-    launch = K._fwd
+    seen, split = [], []
+    launch, launch_split = K._fwd, K._launch_split
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, *rest: (
-        seen.append((meta["BLOCK_N"], meta["UNROLL"], warps)), launch(grid, args, meta, warps, *rest)))
+        seen.append((meta["BLOCK_N"], meta["UNROLL"], warps)), launch(grid, args, meta, warps, *rest))[1])
+    monkeypatch.setattr(K, "_launch_split", lambda kernel, cfg, *rest: (
+        split.append(cfg), launch_split(kernel, cfg, *rest))[1])
     n = low  # 16385: a 1024-column chunk and one more column past sixteen
     x = _rand((2, n), torch.bfloat16, device, 7, offset=0.3)
     w = _rand((n,), torch.bfloat16, device, 8, offset=1.0)
     b = None if is_rms else _rand((n,), torch.bfloat16, device, 9)
     _check_all(is_rms, x, n, w, b, 1e-5, _rand((2, n), torch.bfloat16, device, 10))
     assert seen[0] == (scalar.block_n, scalar.unroll, scalar.num_warps) == (1024, 4, 8)
+    bwd_low, bwd_high, bwd_scalar = C.NORM_BWD_SCALAR_ROWS
+    sms = C.multiprocessor_count(C.device_index(x))
+    assert split == [bwd_scalar._replace(programs=2 * sms)] and bwd_scalar.split and bwd_low <= n <= bwd_high
     wide = _rand((2, n + 16), torch.bfloat16, device, 11)  # a row stride of 16401
     for rows, scalar_loads in ((wide[:, :n + 1], True), (wide[:, :n + 1].contiguous(), False)):  # stride odd, even
         seen.clear()
@@ -1308,6 +1313,9 @@ def test_scalar_rows_take_their_config(device, is_rms, monkeypatch):
     for other in ((n, 2, True), (n, 4, False), (low - 2, 2, False), (high + 2, 2, False)):  # residual, fp32, range
         got = C.norm_fwd_config(other[0], other[1], None, is_rms, other[2], True)
         assert got != scalar and got == C.norm_fwd_config(*other[:2], None, is_rms, other[2]), other
+    for other in ((n, 2, False), (n, 4, True), (bwd_low - 2, 2, True), (bwd_high + 2, 2, True)):  # unsplit, fp32, range
+        got = C.norm_bwd_config(other[0], other[1], None, is_rms, other[2], True)
+        assert got == C.norm_bwd_config(*other[:2], None, is_rms, other[2]), other
 
 
 def test_device_entries_serve_their_own_keys_only(monkeypatch):

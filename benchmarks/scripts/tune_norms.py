@@ -140,7 +140,7 @@ def split_variants(n: int, sms: int, is_rms: bool = False, esize: int = 2) -> li
 def bwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list[C.NormConfig]:
     """Backward configs to try at N (the current default first)."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
-    out = [C.norm_bwd_config(n, esize, dev, is_rms)]
+    out = [C.norm_bwd_config(n, esize, dev, is_rms, scalar_loads=n % 2 == 1)]
     bn = triton_next_pow2(n)
     if bn <= 8192:
         for tile in sorted({bn, 2048, 4096, 8192}):
@@ -390,7 +390,8 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
             return run_fwd(x, w, b, is_rms, cfg)
     else:
         nbytes, launcher = bwd_bytes(m, n, esize, is_rms), K._bwd
-        current, names = C.norm_bwd_config(n, esize, dev, is_rms), (("dx", 0), ("dw", 2), ("db", 3))
+        current = C.norm_bwd_config(n, esize, dev, is_rms, scalar_loads=n % 2 == 1)
+        names = (("dx", 0), ("dw", 2), ("db", 3))
 
         def run(cfg=None):
             return run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)

@@ -294,6 +294,12 @@ NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
 #: 33.9; RMS 16385 39.1 -> 61.9, 24577 29.9 -> 57.0, 32769 36.6 -> 47.5, 49151 35.5 -> 45.1 (torch eager: LN 24%, RMS
 #: 25%). At 8193 the two-piece entries stay (LN 64.8 against 37.0, RMS 79.1 against 58.9); past 65536 unmeasured.
 NORM_FWD_SCALAR_ROWS = (16385, 65536, NormConfig(1, 1024, True, 8, evict=True, unroll=4))
+#: The backward's such rows (16-bit, x and dy read one element a load; without a residual): split rows of
+#: 2048-column pieces, 8 warps, 2 programs an SM (``programs`` here per SM). H200, bf16, kernels only, the tables'
+#: split rows (8192 x w16, 1 an SM; RMS 16385 4096 x w16) -> this (session 39): LN 16385 23.6 -> 34.6, 24577 26.2 ->
+#: 35.1, 32769 26.4 -> 32.9, 40001 31.3 -> 34.7; RMS 16385 27.6 -> 35.3, 24577 28.5 -> 34.9, 32769 29.5 -> 35.1
+#: (torch eager: 30-31%). At 65535 it lost (LN 31.4 -> 30.3, RMS 35.6 -> 32.5): the tables' split rows keep it.
+NORM_BWD_SCALAR_ROWS = (16385, 49152, NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads=True))
 
 
 #: Forward entries measured better on another device than the H200 the tables above were tuned on (and, where the
@@ -471,9 +477,13 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
 
 @functools.cache
 def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = False,
-                    split: bool = True) -> NormConfig:
+                    split: bool = True, scalar_loads: bool = False) -> NormConfig:
     """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy); ``split``:
-    split rows may be chosen."""
+    split rows may be chosen; ``scalar_loads``: the rows are read one element a load (an odd N or row stride), where
+    NORM_BWD_SCALAR_ROWS serves 16-bit rows."""
+    low, high, scalar_rows = NORM_BWD_SCALAR_ROWS
+    if split and scalar_loads and elem_size == 2 and low <= n <= high:
+        return scalar_rows._replace(programs=scalar_rows.programs * multiprocessor_count(device))
     if split and (cfg := _split(is_rms, n, elem_size, device)) is not None:
         return cfg
     tuned = _tuned("bwd", is_rms, n, elem_size, device)

@@ -1294,8 +1294,13 @@ def norm_bwd(
     m, n = s2d.shape
     is_f64 = s2d.dtype == torch.float64
     esize = max(s2d.element_size(), dy2d.element_size())
+    sizes = (n, dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n)
+    align = _row_align(*sizes)
+    # an odd N or stride (not a symbolic one), measured without a residual
+    scalar_loads = align == 1 and all(type(v) is int for v in sizes) and dres_out2d is None
+
     def heuristic(split: bool) -> NormConfig:
-        cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split)
+        cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split, scalar_loads)
         if not _unlike_measured(esize, dres_out2d, weight):
             return cfg
         return norm_fit_prefetch(cfg, _bwd_column_bytes(cfg, dy2d, s2d, dres_out2d, weight, has_bias))
@@ -1309,8 +1314,6 @@ def norm_bwd(
     dx = torch.empty(shape, dtype=x_dtype, device=dev)
     dres = torch.empty(shape, dtype=dres_dtype, device=dev) if dres_dtype is not None else None
     has_w = weight is not None
-    sizes = (n, dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n)
-    align = _row_align(*sizes)
     n_a, *strides_a = (v // align for v in sizes)
     scalars = (*strides_a, eps, weight_offset)
     meta = {"IS_RMS": is_rms, "HAS_W": has_w, "HAS_OFFSET": has_w and weight_offset != 0.0, "HAS_B": has_bias,
