@@ -202,12 +202,14 @@ def _norm_cases(fastnorm) -> list:
 
 def _tuned_rows(elem_size: int) -> list[int]:
     """A row length of every measured entry of the norms' tables for ``elem_size`` (its key): the options above
-    (a residual, whose tensors the loops prefetch too) run on each, as the plain cases run on the rules' sizes."""
+    (a residual, whose tensors the loops prefetch too) run on each, as the plain cases run on the rules' sizes;
+    where an exact entry takes the key's own N, an even row two shorter reaches the key's entry (odd rows take the
+    scalar rows' configs)."""
     from fastnorm.kernels import config
 
     tuned, split = config._tables(elem_size)
     exact = config.NORM_TUNED_EXACT if elem_size == 2 else {}
-    return sorted({n for _, _, n in tuned} | {n for _, n in split} | {n for _, _, n in exact})
+    return sorted({n for _, _, n in tuned} | {n for _, n in split} | {m for _, _, n in exact for m in (n, n - 2)})
 
 
 BN_SHAPES = [((8, 3, 14, 14), False), ((4, 5, 7, 7), False), ((2, 65, 3, 3), False), ((6, 129, 20, 20), False),

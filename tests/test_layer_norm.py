@@ -1194,6 +1194,7 @@ def test_as_rows_reads_in_place_only_what_compiles_like_the_dense_rows():
     wide = torch.randn(4, 27)
     assert K.as_rows(wide[:, :9], 9).data_ptr() == wide.data_ptr()  # stride 27: same class as 9
     assert K.as_rows(torch.randn(4, 16)[:, :9], 9).stride(0) == 9  # stride 16 vs 9: copied
+    assert K.as_rows(torch.randn(4, 27)[:, :10], 10).stride(0) == 10  # 2-element rows on an odd stride: copied
     assert K.as_rows(torch.randn(4, 32)[:, :16], 16).stride(0) == 32  # both multiples of 16: in place
     assert K.as_rows(torch.randn(1, 9).expand(4, 9), 9).stride(0) == 9  # stride 0 vs 9: copied
     assert K.as_rows(torch.randn(1, 16).expand(4, 16), 16).stride(0) == 0  # 0 and 16: in place
@@ -1256,7 +1257,7 @@ def test_held_two_piece_entries_fix_their_second_piece():
 def test_exact_entries(monkeypatch):
     """NORM_TUNED_EXACT serves 16-bit forward rows of exactly its N without a residual, before the key's entry and
     after a device's own: LayerNorm 32768 keeps the chunks (its key's other rows take the whole row), 49152 and 65536
-    take the persistent grid with the weight and bias L2-only; rows one shorter, a fused residual, float32, the
+    take the persistent grid (65536 with the weight and bias L2-only); rows one shorter, a fused residual, float32, the
     backward and the H100 (its own 49152 / 65536 entries) do not."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     fp32 = {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for _, is_rms, n in C.NORM_TUNED_EXACT}
@@ -1285,26 +1286,38 @@ def test_exact_entries(monkeypatch):
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
-def test_scalar_rows_take_their_config(device, is_rms, monkeypatch):
+def test_scalar_rows_take_their_config(device, is_rms, monkeypatch, request):
     """16-bit rows read one element a load (an odd N, or an odd row stride) of NORM_FWD_SCALAR_ROWS' and
-    NORM_BWD_SCALAR_ROWS' lengths take their configs (the backward's split rows), and match the reference; even rows,
-    a fused residual, float32, unsplit launches and lengths outside the ranges keep the tables' choice."""
+    NORM_BWD_SCALAR_ROWS' lengths take their configs (the backward's split rows, launched where a row's pieces fit on
+    the programs: here 5 SMs, 10 programs for 9 pieces; one row, as the interpreter forms every piece's partial in
+    every program), and match the reference; even rows, a fused residual, float32, unsplit launches and lengths
+    outside the ranges keep the tables' choice."""
     low, high, scalar = C.NORM_FWD_SCALAR_ROWS
     seen, split = [], []
     launch, launch_split = K._fwd, K._launch_split
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, *rest: (
         seen.append((meta["BLOCK_N"], meta["UNROLL"], warps)), launch(grid, args, meta, warps, *rest))[1])
-    monkeypatch.setattr(K, "_launch_split", lambda kernel, cfg, *rest: (
-        split.append(cfg), launch_split(kernel, cfg, *rest))[1])
+
+    def spy(kernel, cfg, *rest):
+        split.append((cfg, launch_split(kernel, cfg, *rest)))  # the config and the slots it ran
+        return split[-1][1]
+
+    monkeypatch.setattr(K, "_launch_split", spy)
+    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 5)
+    C.norm_bwd_config.cache_clear()
+    request.addfinalizer(C.norm_bwd_config.cache_clear)  # no entry cached for 5 SMs outlives the test
     n = low  # 16385: a 1024-column chunk and one more column past sixteen
-    x = _rand((2, n), torch.bfloat16, device, 7, offset=0.3)
+    x = _rand((1, n), torch.bfloat16, device, 7, offset=0.3)
     w = _rand((n,), torch.bfloat16, device, 8, offset=1.0)
     b = None if is_rms else _rand((n,), torch.bfloat16, device, 9)
-    _check_all(is_rms, x, n, w, b, 1e-5, _rand((2, n), torch.bfloat16, device, 10))
+    _check_all(is_rms, x, n, w, b, 1e-5, _rand((1, n), torch.bfloat16, device, 10))
     assert seen[0] == (scalar.block_n, scalar.unroll, scalar.num_warps) == (1024, 4, 8)
     bwd_low, bwd_high, bwd_scalar = C.NORM_BWD_SCALAR_ROWS
-    sms = C.multiprocessor_count(C.device_index(x))
-    assert split == [bwd_scalar._replace(programs=2 * sms)] and bwd_scalar.split and bwd_low <= n <= bwd_high
+    assert split == [(bwd_scalar._replace(programs=10), 1)] and bwd_scalar.split and bwd_low <= n <= bwd_high
+    split.clear()  # with a fused residual's gradient: the tables' split rows
+    dy = _rand((1, n), torch.bfloat16, device, 12)
+    K.norm_bwd(dy, x, w, b is not None, None, torch.ones(1, device=device), dy, torch.bfloat16, None, 1e-5, 0.0, is_rms)
+    assert split and split[0][0] != bwd_scalar._replace(programs=10), split
     wide = _rand((2, n + 16), torch.bfloat16, device, 11)  # a row stride of 16401
     for rows, scalar_loads in ((wide[:, :n + 1], True), (wide[:, :n + 1].contiguous(), False)):  # stride odd, even
         seen.clear()
@@ -1316,6 +1329,9 @@ def test_scalar_rows_take_their_config(device, is_rms, monkeypatch):
     for other in ((n, 2, False), (n, 4, True), (bwd_low - 2, 2, True), (bwd_high + 2, 2, True)):  # unsplit, fp32, range
         got = C.norm_bwd_config(other[0], other[1], None, is_rms, other[2], True)
         assert got == C.norm_bwd_config(*other[:2], None, is_rms, other[2]), other
+    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 4)  # 8 programs: 9 pieces do not fit
+    C.norm_bwd_config.cache_clear()
+    assert C.norm_bwd_config(n, 2, None, is_rms, True, True) == C.norm_bwd_config(n, 2, None, is_rms, True)
 
 
 def test_device_entries_serve_their_own_keys_only(monkeypatch):

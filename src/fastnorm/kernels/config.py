@@ -274,7 +274,7 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 #: than the key's other rows wins: a row of whole chunks, as many as the loop's unroll, runs the unrolled body once,
 #: every chunk's loads in one round; the key's shorter rows have fewer chunks than the unroll and never enter that
 #: body (peeling a ragged last chunk off the loops did not help: NOTES.md, session 38). Looked up before NORM_TUNED,
-#: after a device's own entries; not with a fused residual (``norm_fwd_config``). Session 38, kernels only (the
+#: after a device's own entries; not with a fused residual (``norm_fwd_config``). Sessions 38-39, kernels only (the
 #: key's entry -> this one).
 NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.8 -> 84.9 (the key's entry before session 38)
@@ -298,8 +298,10 @@ NORM_FWD_SCALAR_ROWS = (16385, 65536, NormConfig(1, 1024, True, 8, evict=True, u
 #: 2048-column pieces, 8 warps, 2 programs an SM (``programs`` here per SM). H200, bf16, kernels only, the tables'
 #: split rows (8192 x w16, 1 an SM; RMS 16385 4096 x w16) -> this (session 39): LN 16385 23.6 -> 34.6, 24577 26.2 ->
 #: 35.1, 32769 26.4 -> 32.9, 40001 31.3 -> 34.7; RMS 16385 27.6 -> 35.3, 24577 28.5 -> 34.9, 32769 29.5 -> 35.1
-#: (torch eager: 30-31%). At 65535 it lost (LN 31.4 -> 30.3, RMS 35.6 -> 32.5): the tables' split rows keep it.
-NORM_BWD_SCALAR_ROWS = (16385, 49152, NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads=True))
+#: (torch eager: 30-31%). At 65535 it lost (LN 31.4 -> 30.3, RMS 35.6 -> 32.5), and the tables' rows gain with N:
+#: the range ends at the longest row measured. Both ranges serve every device and fp16 too (measured on the H200 in
+#: bf16; the H100's own entries were measured on aligned rows).
+NORM_BWD_SCALAR_ROWS = (16385, 40001, NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads=True))
 
 
 #: Forward entries measured better on another device than the H200 the tables above were tuned on (and, where the
@@ -483,7 +485,9 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
     NORM_BWD_SCALAR_ROWS serves 16-bit rows."""
     low, high, scalar_rows = NORM_BWD_SCALAR_ROWS
     if split and scalar_loads and elem_size == 2 and low <= n <= high:
-        return scalar_rows._replace(programs=scalar_rows.programs * multiprocessor_count(device))
+        programs = scalar_rows.programs * multiprocessor_count(device)
+        if -(-n // scalar_rows.block_n) <= programs:  # as _split's: every piece of a row resident at once
+            return scalar_rows._replace(programs=programs)
     if split and (cfg := _split(is_rms, n, elem_size, device)) is not None:
         return cfg
     tuned = _tuned("bwd", is_rms, n, elem_size, device)
@@ -595,6 +599,11 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
                 edges.update((_first_row(n), n + 1))
         if elem_size == 2:  # rows of exactly an exact entry's N, and one shorter
             edges.update(m for _, _, n in NORM_TUNED_EXACT for m in (n - 1, n))
+    if elem_size == 2:  # odd rows take the scalar rows' configs in their ranges: the even row after each, and the edges
+        low, high, _ = NORM_FWD_SCALAR_ROWS
+        edges.update(e + 1 for e in list(edges) if e % 2 and low <= e <= high)
+        for low, high, _ in (NORM_FWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS):
+            edges.update((low - 1, low, high, high + 1))
     return sorted(edges)
 
 

@@ -1054,9 +1054,11 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
 
     Rows spaced by a stride other than ``n`` (a slice of wider rows, an expanded tensor) are read in place
     only when Triton compiles the kernels for them exactly as for the dense rows: it specializes on a
-    stride being 1 or a multiple of 16 and on 16-byte alignment of the base, and a different
-    specialization may vectorize the loads differently and change the order of a row's sum. Otherwise they
-    are copied once, so a strided input gives bitwise the result of its contiguous copy."""
+    stride being 1 or a multiple of 16 and on 16-byte alignment of the base, the kernels on the largest power
+    of two up to 16 dividing N and the strides (``_row_align``, which also picks the launch configs of rows
+    read one element a load), and a different specialization may vectorize the loads differently and change
+    the order of a row's sum. Otherwise they are copied once, so a strided input gives bitwise the result of
+    its contiguous copy."""
     t2 = t if t.dim() == 2 and t.shape[1] == n else t.reshape(-1, n)
     if n > 1 and t2.stride(1) != 1:
         return t2.contiguous()
@@ -1065,7 +1067,7 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
         return t2
     if t2.shape[0] == 1:  # one row: the stride is never used; give it the dense value
         return t2.as_strided((1, n), (n, 1))
-    if (rs == 1) == (n == 1) and (rs % 16 == 0) == (n % 16 == 0) and not is_fake(t2) and _aligned(t2):
+    if (rs == 1) == (n == 1) and _row_align(rs) == _row_align(n) and not is_fake(t2) and _aligned(t2):
         return t2
     return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
