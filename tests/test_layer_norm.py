@@ -1156,9 +1156,9 @@ def test_more_than_2_pow_31_elements():
     torch.testing.assert_close(gx[-8:].float(), gref, rtol=2e-2, atol=2e-2)
 
 
-LARGE_GPU_CASES = [(128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.bfloat16), (20000, torch.bfloat16),
-                   (24576, torch.bfloat16), (21000, torch.float16), (26000, torch.bfloat16), (32768, torch.bfloat16),
-                   (65536, torch.bfloat16)]
+LARGE_GPU_CASES = [(128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.bfloat16), (16386, torch.bfloat16),
+                   (20000, torch.bfloat16), (24576, torch.bfloat16), (21000, torch.float16), (26000, torch.bfloat16),
+                   (32768, torch.bfloat16), (65536, torch.bfloat16)]
 
 
 @pytest.mark.gpu
@@ -1166,9 +1166,10 @@ LARGE_GPU_CASES = [(128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.
 @pytest.mark.parametrize(("n", "dt"), LARGE_GPU_CASES, ids=[f"{n}-{str(d)[6:]}" for n, d in LARGE_GPU_CASES])
 def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
-    entries: the 24576 key's rows of 16384 + 8192 columns at its first row (one column into the second piece), its
-    last, and between, in bf16 and fp16; the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the
-    exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
+    entries: the 24576 key's rows of 16384 + 8192 columns at its first even row (two columns into the second
+    piece), its last, and between, in bf16 and fp16; the scalar rows' chunks and split rows at its first row (odd:
+    16385); the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the exact 65536 entry's
+    persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
     w = _rand((n,), dt, "cuda", n + 1, offset=1.0)

@@ -129,11 +129,14 @@ def split_variants(n: int, sms: int, is_rms: bool = False, esize: int = 2) -> li
             if not 8 <= piece // (32 * w) <= 32:
                 continue
             for per_sm in (1, 2, 4):
-                if 16 <= w * per_sm <= 32 and 2 <= -(-n // piece) <= sms * per_sm:
-                    for w_in_loop in (False, True):
-                        for early in (False, True):
-                            out.append(C.NormConfig(1, piece, False, w, 1, sms * per_sm, w_in_loop, split=True,
-                                                    early_loads=early))
+                if not 16 <= w * per_sm <= 32:
+                    continue
+                for w_in_loop in (False, True):
+                    for early in (False, True):
+                        cfg = C.NormConfig(1, piece, False, w, 1, sms * per_sm, w_in_loop, split=True,
+                                           early_loads=early)
+                        if C.norm_split_fits(cfg, n):
+                            out.append(cfg)
     return out
 
 

@@ -399,9 +399,13 @@ def _split(is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConf
         return None
     block_n, warps, per_sm, w_in_loop, early_loads = piece
     programs = per_sm * multiprocessor_count(device)
-    if not 2 <= -(-n // block_n) <= programs:
-        return None
-    return NormConfig(1, block_n, False, warps, 1, programs, w_in_loop, split=True, early_loads=early_loads)
+    cfg = NormConfig(1, block_n, False, warps, 1, programs, w_in_loop, split=True, early_loads=early_loads)
+    return cfg if norm_split_fits(cfg, n) else None
+
+
+def norm_split_fits(cfg: NormConfig, n: int) -> bool:
+    """Whether split rows of ``cfg`` hold a row of ``n`` in 2 to ``cfg.programs`` pieces (all resident at once)."""
+    return 2 <= -(-n // cfg.block_n) <= cfg.programs
 
 
 def norm_tuned_key(n: int) -> int:
@@ -485,9 +489,9 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
     NORM_BWD_SCALAR_ROWS serves 16-bit rows."""
     low, high, scalar_rows = NORM_BWD_SCALAR_ROWS
     if split and scalar_loads and elem_size == 2 and low <= n <= high:
-        programs = scalar_rows.programs * multiprocessor_count(device)
-        if -(-n // scalar_rows.block_n) <= programs:  # as _split's: every piece of a row resident at once
-            return scalar_rows._replace(programs=programs)
+        cfg = scalar_rows._replace(programs=scalar_rows.programs * multiprocessor_count(device))
+        if norm_split_fits(cfg, n):
+            return cfg
     if split and (cfg := _split(is_rms, n, elem_size, device)) is not None:
         return cfg
     tuned = _tuned("bwd", is_rms, n, elem_size, device)

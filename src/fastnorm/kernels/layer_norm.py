@@ -60,6 +60,7 @@ from .config import (
     norm_fwd_config,
     norm_fwd_holds_params,
     norm_partial_sum_config,
+    norm_split_fits,
     norm_widens,
 )
 
@@ -1072,6 +1073,12 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
 
+def _scalar_loads(sizes: tuple) -> bool:
+    """Whether rows of ``sizes`` (N and the row strides, as for :func:`_row_align`) are read one element a load: an
+    odd N or stride, not a symbolic one (whose alignment is unknown, not odd)."""
+    return _row_align(*sizes) == 1 and all(type(v) is int for v in sizes)
+
+
 def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
     """A given config's tile must hold rows of ``n``: whole rows of block_n >= n columns, or two pieces exactly when
     block_n < n <= block_n + block_n2; split rows (the backward, fp32 accumulation): one row per program, one piece
@@ -1095,7 +1102,7 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
         raise ValueError(f"config {cfg} splits rows: only the backward has split rows")
     if cfg.block_m != 1 or cfg.chunked or cfg.block_n2 or cfg.num_stages != 1 or cfg.block_n & (cfg.block_n - 1):
         raise ValueError(f"config {cfg} splits rows: block_m 1, one power-of-two piece, not chunked, one stage")
-    if fp64 or not (n > 2 and 2 <= -(-n // cfg.block_n) <= cfg.programs):
+    if fp64 or not (n > 2 and norm_split_fits(cfg, n)):
         raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, not {n} "
                          f"{'float64 ' if fp64 else ''}values")
 
@@ -1212,10 +1219,9 @@ def norm_fwd(
     is_f64 = x2d.dtype == torch.float64
     sizes = (n, x2d.stride(0), 0 if res2d is None else res2d.stride(0), n, n)
     align = _row_align(*sizes)
-    scalar_loads = align == 1 and all(type(v) is int for v in sizes)  # an odd N or stride (not a symbolic one)
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
     cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, res2d is not None,
-                                    scalar_loads)
+                                    _scalar_loads(sizes))
     if config is not None:
         _check_pieces(config, n, is_f64, backward=False)
     elif _unlike_measured(x2d.element_size(), res2d, weight, bias):
@@ -1298,8 +1304,7 @@ def norm_bwd(
     esize = max(s2d.element_size(), dy2d.element_size())
     sizes = (n, dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n)
     align = _row_align(*sizes)
-    # an odd N or stride (not a symbolic one), measured without a residual
-    scalar_loads = align == 1 and all(type(v) is int for v in sizes) and dres_out2d is None
+    scalar_loads = _scalar_loads(sizes) and dres_out2d is None  # measured without a residual
 
     def heuristic(split: bool) -> NormConfig:
         cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split, scalar_loads)
