@@ -178,6 +178,17 @@ def _norm_cases(fastnorm) -> list:
         big = _meta(2**31 // 1024 + 1, 1024, dtype=torch.bfloat16, grad=True)  # 64-bit offsets
         _fwd_bwd(fastnorm.layer_norm, big, 1024)
 
+    def scalar_rows():  # 16-bit rows read one element a load: both odd ends of every scalar rows' range
+        from fastnorm.kernels import config
+
+        ranges = [rows for table in (config.NORM_FWD_SCALAR_ROWS, config.NORM_BWD_SCALAR_ROWS) for norm in (False, True)
+                  for rows in table[norm]]
+        for n in sorted({end for rows in ranges for end in (rows.low | 1, rows.high - (rows.high % 2 == 0))}):
+            x = _meta(64, n, dtype=torch.bfloat16, grad=True)
+            w, b = _meta(n, dtype=torch.bfloat16, grad=True), _meta(n, dtype=torch.bfloat16, grad=True)
+            _fwd_bwd(fastnorm.layer_norm, x, n, w, b)
+            _fwd_bwd(fastnorm.rms_norm, x, n, w)
+
     def device_entries():  # the entries of named devices (meta tensors have no device: name one)
         from fastnorm.kernels import config
 
@@ -197,7 +208,7 @@ def _norm_cases(fastnorm) -> list:
                                 _fwd_bwd(fastnorm.rms_norm, x, n, w, residual=residual, every_output=True)
         finally:
             config.device_name = named
-    return cases + [options, device_entries]
+    return cases + [options, scalar_rows, device_entries]
 
 
 def _tuned_rows(elem_size: int) -> list[int]:

@@ -1156,9 +1156,9 @@ def test_more_than_2_pow_31_elements():
     torch.testing.assert_close(gx[-8:].float(), gref, rtol=2e-2, atol=2e-2)
 
 
-LARGE_GPU_CASES = [(128, torch.bfloat16), (4096, torch.bfloat16), (16385, torch.bfloat16), (16386, torch.bfloat16),
-                   (20000, torch.bfloat16), (24576, torch.bfloat16), (21000, torch.float16), (26000, torch.bfloat16),
-                   (32768, torch.bfloat16), (65536, torch.bfloat16)]
+LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.bfloat16), (12289, torch.bfloat16),
+                   (16385, torch.bfloat16), (16386, torch.bfloat16), (20000, torch.bfloat16), (24576, torch.bfloat16),
+                   (21000, torch.float16), (26000, torch.bfloat16), (32768, torch.bfloat16), (65536, torch.bfloat16)]
 
 
 @pytest.mark.gpu
@@ -1168,8 +1168,8 @@ def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
     entries: the 24576 key's rows of 16384 + 8192 columns at its first even row (two columns into the second
     piece), its last, and between, in bf16 and fp16; the scalar rows' chunks and split rows at its first row (odd:
-    16385); the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the exact 65536 entry's
-    persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
+    16385) and below (3073, 12289); the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the
+    exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
     w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
@@ -1286,14 +1286,55 @@ def test_exact_entries(monkeypatch):
     assert bwd == {(is_rms, n): C.norm_bwd_config(n, 2, 0, is_rms, False) for is_rms, n in bwd}
 
 
+def _odd_ends(rows: C.ScalarRows) -> tuple[int, int]:
+    """The shortest and the longest odd row of a scalar rows' range."""
+    return rows.low | 1, rows.high - (rows.high % 2 == 0)
+
+
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
-def test_scalar_rows_take_their_config(device, is_rms, monkeypatch, request):
-    """16-bit rows read one element a load (an odd N, or an odd row stride) of NORM_FWD_SCALAR_ROWS' and
-    NORM_BWD_SCALAR_ROWS' lengths take their configs (the backward's split rows, launched where a row's pieces fit on
-    the programs: here 5 SMs, 10 programs for 9 pieces; one row, as the interpreter forms every piece's partial in
-    every program), and match the reference; even rows, a fused residual, float32, unsplit launches and lengths
-    outside the ranges keep the tables' choice."""
-    low, high, scalar = C.NORM_FWD_SCALAR_ROWS
+def test_scalar_rows_select_by_range(is_rms, monkeypatch, request):
+    """16-bit rows read one element a load take their range's config at both odd ends of every range, forward and
+    backward (an H200's 132 SMs); the forward's two-piece entries keep their rows below 16385 (LN 4099: 4096 + 4);
+    rows outside the ranges, float32 and unsplit backward launches keep the tables' choice."""
+    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)
+    for cached in (C.norm_fwd_config, C.norm_bwd_config):
+        cached.cache_clear()
+        request.addfinalizer(cached.cache_clear)  # no entry cached for 132 SMs outlives the test
+    def fwd(n, scalar=True, esize=2):
+        return C.norm_fwd_config(n, esize, None, is_rms, False, scalar)
+
+    def bwd(n, scalar=True, esize=2, split=True):
+        return C.norm_bwd_config(n, esize, None, is_rms, split, scalar)
+
+    for rows in C.NORM_FWD_SCALAR_ROWS[is_rms]:
+        for n in _odd_ends(rows):
+            table = fwd(n, False)
+            assert fwd(n) == (table if rows.two_pieces_stay and table.block_n2 else rows.config), (n, rows)
+            assert fwd(n, esize=4) == fwd(n, False, 4)
+    assert fwd(4099, False).block_n2 == 4 and fwd(4099) == fwd(4099, False)  # two pieces: measured faster
+    assert fwd(6145) == C.NORM_FWD_SCALAR_ROWS[is_rms][1].config != fwd(6145, False)  # one piece: the scalar rows
+    for rows in C.NORM_BWD_SCALAR_ROWS[is_rms]:
+        for n in _odd_ends(rows):
+            assert bwd(n) == rows.config._replace(programs=rows.config.programs * 132), (n, rows)
+            assert bwd(n, esize=4) == bwd(n, False, 4) and bwd(n, split=False) == bwd(n, False, split=False)
+    # Measured faster in the tables' configs: LN's two pieces one past a power of two, RMS's whole rows of 4096 and
+    # 8192 and its 4096 + 1 and + 4; below and past the ranges, unmeasured.
+    for n in [2047, 40003] + ([3073, 4097, 4099, 7169] if is_rms else [4097, 8193]):
+        assert bwd(n) == bwd(n, False), n
+    for n in (2047, 65537):
+        assert fwd(n) == fwd(n, False), n
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("n", [3073, 16385])
+def test_scalar_rows_take_their_config(device, is_rms, n, monkeypatch, request):
+    """Odd rows of the scalar rows' ranges launch their configs and match the reference: 3073 (256-column chunks;
+    LN's backward in 512-column split rows, RMS's in the tables' whole rows), 16385 (1024-column chunks, split rows
+    of 2048). The backward's split rows launch where a row's pieces fit on the programs: here 5 SMs (10 programs of
+    2048 columns for 9 pieces); one row, as the interpreter forms every piece's partial in every program. A fused
+    residual keeps the tables' split rows; an odd row stride takes the scalar rows as an odd N does."""
+    fwd_rows = next(r for r in C.NORM_FWD_SCALAR_ROWS[is_rms] if r.low <= n <= r.high)
+    bwd_rows = next((r for r in C.NORM_BWD_SCALAR_ROWS[is_rms] if r.low <= n <= r.high), None)
     seen, split = [], []
     launch, launch_split = K._fwd, K._launch_split
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, *rest: (
@@ -1307,32 +1348,31 @@ def test_scalar_rows_take_their_config(device, is_rms, monkeypatch, request):
     monkeypatch.setattr(C, "multiprocessor_count", lambda index: 5)
     C.norm_bwd_config.cache_clear()
     request.addfinalizer(C.norm_bwd_config.cache_clear)  # no entry cached for 5 SMs outlives the test
-    n = low  # 16385: a 1024-column chunk and one more column past sixteen
     x = _rand((1, n), torch.bfloat16, device, 7, offset=0.3)
     w = _rand((n,), torch.bfloat16, device, 8, offset=1.0)
     b = None if is_rms else _rand((n,), torch.bfloat16, device, 9)
     _check_all(is_rms, x, n, w, b, 1e-5, _rand((1, n), torch.bfloat16, device, 10))
-    assert seen[0] == (scalar.block_n, scalar.unroll, scalar.num_warps) == (1024, 4, 8)
-    bwd_low, bwd_high, bwd_scalar = C.NORM_BWD_SCALAR_ROWS
-    assert split == [(bwd_scalar._replace(programs=10), 1)] and bwd_scalar.split and bwd_low <= n <= bwd_high
-    split.clear()  # with a fused residual's gradient: the tables' split rows
-    dy = _rand((1, n), torch.bfloat16, device, 12)
-    K.norm_bwd(dy, x, w, b is not None, None, torch.ones(1, device=device), dy, torch.bfloat16, None, 1e-5, 0.0, is_rms)
-    assert split and split[0][0] != bwd_scalar._replace(programs=10), split
-    wide = _rand((2, n + 16), torch.bfloat16, device, 11)  # a row stride of 16401
+    scalar = fwd_rows.config
+    assert seen[0] == (scalar.block_n, scalar.unroll, scalar.num_warps)
+    if bwd_rows is None:  # RMS 3073: the tables' whole rows
+        assert not split and is_rms and n == 3073
+    else:
+        bwd_scalar = bwd_rows.config._replace(programs=bwd_rows.config.programs * 5)
+        assert split == [(bwd_scalar, 1)] and bwd_scalar.split
+        split.clear()  # with a fused residual's gradient: the tables' choice
+        dy = _rand((1, n), torch.bfloat16, device, 12)
+        K.norm_bwd(dy, x, w, b is not None, None, torch.ones(1, device=device), dy, torch.bfloat16, None, 1e-5, 0.0,
+                   is_rms)
+        assert not split or split[0][0] != bwd_scalar, split
+    wide = _rand((2, n + 16), torch.bfloat16, device, 11)  # a row stride of n + 16, odd
     for rows, scalar_loads in ((wide[:, :n + 1], True), (wide[:, :n + 1].contiguous(), False)):  # stride odd, even
         seen.clear()
         K.norm_fwd(rows, None, None, None, 1e-5, 0.0, is_rms, None, True)
-        assert (seen[0][:2] == (1024, 4)) == scalar_loads, (rows.stride(), seen)
-    for other in ((n, 2, True), (n, 4, False), (low - 2, 2, False), (high + 2, 2, False)):  # residual, fp32, range
-        got = C.norm_fwd_config(other[0], other[1], None, is_rms, other[2], True)
-        assert got != scalar and got == C.norm_fwd_config(*other[:2], None, is_rms, other[2]), other
-    for other in ((n, 2, False), (n, 4, True), (bwd_low - 2, 2, True), (bwd_high + 2, 2, True)):  # unsplit, fp32, range
-        got = C.norm_bwd_config(other[0], other[1], None, is_rms, other[2], True)
-        assert got == C.norm_bwd_config(*other[:2], None, is_rms, other[2]), other
-    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 4)  # 8 programs: 9 pieces do not fit
-    C.norm_bwd_config.cache_clear()
-    assert C.norm_bwd_config(n, 2, None, is_rms, True, True) == C.norm_bwd_config(n, 2, None, is_rms, True)
+        assert (seen[0] == (scalar.block_n, scalar.unroll, scalar.num_warps)) == scalar_loads, (rows.stride(), seen)
+    if n == 16385:
+        monkeypatch.setattr(C, "multiprocessor_count", lambda index: 4)  # 8 programs: 9 pieces do not fit
+        C.norm_bwd_config.cache_clear()
+        assert C.norm_bwd_config(n, 2, None, is_rms, True, True) == C.norm_bwd_config(n, 2, None, is_rms, True)
 
 
 def test_device_entries_serve_their_own_keys_only(monkeypatch):

@@ -288,20 +288,56 @@ NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
-#: 16-bit forward rows read one element a load (N or a row stride odd, so no 16-byte vectors), of lengths in this
-#: range and without a residual: short chunks unrolled 4, sixteen loads in flight a thread. H200, bf16, kernels only,
-#: the key's entry -> this (session 39): LN 16385 28.0 -> 40.4, 24577 23.8 -> 40.3, 32769 23.3 -> 37.5, 49151 23.6 ->
-#: 33.9; RMS 16385 39.1 -> 61.9, 24577 29.9 -> 57.0, 32769 36.6 -> 47.5, 49151 35.5 -> 45.1 (torch eager: LN 24%, RMS
-#: 25%). At 8193 the two-piece entries stay (LN 64.8 against 37.0, RMS 79.1 against 58.9); past 65536 unmeasured.
-NORM_FWD_SCALAR_ROWS = (16385, 65536, NormConfig(1, 1024, True, 8, evict=True, unroll=4))
-#: The backward's such rows (16-bit, x and dy read one element a load; without a residual): split rows of
-#: 2048-column pieces, 8 warps, 2 programs an SM (``programs`` here per SM). H200, bf16, kernels only, the tables'
-#: split rows (8192 x w16, 1 an SM; RMS 16385 4096 x w16) -> this (session 39): LN 16385 23.6 -> 34.6, 24577 26.2 ->
-#: 35.1, 32769 26.4 -> 32.9, 40001 31.3 -> 34.7; RMS 16385 27.6 -> 35.3, 24577 28.5 -> 34.9, 32769 29.5 -> 35.1
-#: (torch eager: 30-31%). At 65535 it lost (LN 31.4 -> 30.3, RMS 35.6 -> 32.5), and the tables' rows gain with N:
-#: the range ends at the longest row measured. Both ranges serve every device and fp16 too (measured on the H200 in
-#: bf16; the H100's own entries were measured on aligned rows).
-NORM_BWD_SCALAR_ROWS = (16385, 40001, NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads=True))
+class ScalarRows(NamedTuple):
+    """Rows of ``low``..``high`` elements read one element a load (16-bit, an odd N or row stride: no 16-byte
+    vectors; without a residual) take ``config``; with ``two_pieces_stay`` the tables' two-piece entries (a
+    power-of-two piece and the rest, ``block_n2``) keep their rows, measured faster there. The backward's
+    ``programs`` are per SM."""
+    low: int
+    high: int
+    config: NormConfig
+    two_pieces_stay: bool = False
+
+
+#: The forward's such rows: short chunks unrolled 4, sixteen loads in flight a thread; the shorter the row, the
+#: narrower the program. H200, bf16, kernels only, % of copy (session 40, calls 3-5; session 39 past 16384), the
+#: tables' entry -> this: LN 3073 32.1 -> 40.7, 6145 20.6 -> 41.3, 12289 24.4 -> 43.2, 14337 25.5 -> 42.0, 16385
+#: 28.0 -> 40.4, 24577 23.8 -> 40.3, 49151 23.6 -> 33.9; RMS 2305 42.4 -> 58.0, 3073 34.7 -> 60.9, 6145 39.1 -> 63.2,
+#: 12289 31.2 -> 60.7, 16383 37.2 -> 64.1, 16385 39.1 -> 61.9, 49151 35.5 -> 45.1 (the best peer, session 40 call 2:
+#: LN Liger 24-34, RMS Liger 38-53). Between 12289 and 16384 LN's rows read more in 512-column chunks (12289 43.2
+#: against 39.5), RMS's in 1024 (16383 64.1 against 50.7). The two-piece entries stay below 16385 (LN 2305 58.7
+#: against 38.4, 4099 72.2 against 41.9, 8193 64.7 against 44.2; RMS 4609 80.5 against 61.4, 8193 79.0 against
+#: 64.3), not past it (LN 16385 28.0 -> 40.4). Below 2049 the whole rows stay (LN 1537 34.4 against 34.3, RMS 55.4
+#: against 51.8); past 65536 unmeasured.
+_SCALAR_CHUNKS_256 = ScalarRows(2049, 4096, NormConfig(1, 256, True, 2, evict=True, unroll=4), two_pieces_stay=True)
+_SCALAR_CHUNKS_512 = NormConfig(1, 512, True, 4, evict=True, unroll=4)
+_SCALAR_CHUNKS_1024 = NormConfig(1, 1024, True, 8, evict=True, unroll=4)
+NORM_FWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
+    False: (_SCALAR_CHUNKS_256, ScalarRows(4097, 16384, _SCALAR_CHUNKS_512, True),
+            ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
+    True: (_SCALAR_CHUNKS_256, ScalarRows(4097, 12288, _SCALAR_CHUNKS_512, True),
+           ScalarRows(12289, 16384, _SCALAR_CHUNKS_1024, True), ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
+}
+_SCALAR_SPLIT_512 = NormConfig(1, 512, False, 2, 1, 8, split=True, early_loads=True)  # up to 32 pieces compile
+_SCALAR_SPLIT_2048 = NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads=True)
+#: The backward's such rows (x and dy read one element a load), by RMSNorm or not: split rows of short pieces, many
+#: programs an SM. H200, bf16, kernels only, the tables' entry -> this (session 40 calls 1-5; session 39 past 16384):
+#: LN 2305 26.7 -> 42.1, 3073 32.8 -> 40.2, 4609 28.3 -> 40.4, 5121 30.7 -> 41.1, 8705 31.8 -> 38.2, 12289 9.1 ->
+#: 38.6 (the 16384 key's whole row held as loaded spilled 232 bytes), 16383 11.3 -> 39.1, 16385 23.6 -> 34.6, 32769
+#: 26.4 -> 32.9; RMS 2305 35.3 -> 42.0, 5121 32.2 -> 41.3, 8193 29.6 -> 42.6, 12289 36.5 -> 42.5, 16385 27.6 -> 35.3
+#: (torch eager: 30-41). The tables keep, measured faster: rows one past a power of two (LN 4097 54.9 against 40.4,
+#: 8193 43.5 against 38.4), RMS's whole rows of 4096 and 8192 (3073 46.3 against 39.9, 7169 48.3 against 41.5) and
+#: its rows of a power of two and a short rest (4099 44.5 against 40.3; 2049 and 4100-4608 unmeasured), and both past
+#: 40001
+#: (LN 65535 31.4 -> 30.3). 512-column pieces: 33 of them (16385) fail to compile (triton 3.6, PassManager).
+NORM_BWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
+    False: (ScalarRows(2049, 4096, _SCALAR_SPLIT_512), ScalarRows(4098, 8192, _SCALAR_SPLIT_512),
+            ScalarRows(8194, 16384, _SCALAR_SPLIT_512), ScalarRows(16385, 40001, _SCALAR_SPLIT_2048)),
+    True: (ScalarRows(2050, 3072, _SCALAR_SPLIT_512), ScalarRows(4609, 6144, _SCALAR_SPLIT_512),
+           ScalarRows(8193, 16384, _SCALAR_SPLIT_512), ScalarRows(16385, 40001, _SCALAR_SPLIT_2048)),
+}
+#: Both serve every device and fp16 too (measured on the H200 in bf16; the H100's own entries were measured on
+#: aligned rows).
 
 
 #: Forward entries measured better on another device than the H200 the tables above were tuned on (and, where the
@@ -456,6 +492,11 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
                       *(rest or [False]), block_n2, **extra)
 
 
+def _scalar_rows(table: tuple[ScalarRows, ...], n: int) -> ScalarRows | None:
+    """The range of a scalar rows' table that holds rows of ``n``, or None."""
+    return next((rows for rows in table if rows.low <= n <= rows.high), None)
+
+
 @functools.cache
 def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False,
                     residual: bool = False, scalar_loads: bool = False) -> NormConfig:
@@ -464,10 +505,11 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
     way to the rules, and NORM_TUNED_EXACT's (whose gain is L1 keeping x for the re-read, which a residual's second
     pass does not make) to the key's entry. ``scalar_loads``: the rows are read one element a load (an odd N or row
     stride), where NORM_FWD_SCALAR_ROWS serves 16-bit rows without a residual."""
-    low, high, scalar_rows = NORM_FWD_SCALAR_ROWS
-    if scalar_loads and elem_size == 2 and not residual and low <= n <= high:
-        return scalar_rows
     tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual)
+    if scalar_loads and elem_size == 2 and not residual:
+        rows = _scalar_rows(NORM_FWD_SCALAR_ROWS[is_rms], n)
+        if rows is not None and not (rows.two_pieces_stay and tuned is not None and tuned.block_n2):
+            return rows.config
     if tuned is not None and not (residual and tuned.hold_loaded):
         return tuned
     acc = 8 if elem_size == 8 else 4
@@ -487,9 +529,9 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
     """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy); ``split``:
     split rows may be chosen; ``scalar_loads``: the rows are read one element a load (an odd N or row stride), where
     NORM_BWD_SCALAR_ROWS serves 16-bit rows."""
-    low, high, scalar_rows = NORM_BWD_SCALAR_ROWS
-    if split and scalar_loads and elem_size == 2 and low <= n <= high:
-        cfg = scalar_rows._replace(programs=scalar_rows.programs * multiprocessor_count(device))
+    rows = _scalar_rows(NORM_BWD_SCALAR_ROWS[is_rms], n) if split and scalar_loads and elem_size == 2 else None
+    if rows is not None:
+        cfg = rows.config._replace(programs=rows.config.programs * multiprocessor_count(device))
         if norm_split_fits(cfg, n):
             return cfg
     if split and (cfg := _split(is_rms, n, elem_size, device)) is not None:
@@ -604,10 +646,11 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
         if elem_size == 2:  # rows of exactly an exact entry's N, and one shorter
             edges.update(m for _, _, n in NORM_TUNED_EXACT for m in (n - 1, n))
     if elem_size == 2:  # odd rows take the scalar rows' configs in their ranges: the even row after each, and the edges
-        low, high, _ = NORM_FWD_SCALAR_ROWS
-        edges.update(e + 1 for e in list(edges) if e % 2 and low <= e <= high)
-        for low, high, _ in (NORM_FWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS):
-            edges.update((low - 1, low, high, high + 1))
+        ranges = [rows for table in (NORM_FWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS) for norm in (False, True)
+                  for rows in table[norm]]
+        edges.update(e + 1 for e in list(edges) if e % 2 and any(r.low <= e <= r.high for r in ranges))
+        for rows in ranges:
+            edges.update((rows.low - 1, rows.low, rows.high, rows.high + 1))
     return sorted(edges)
 
 
