@@ -180,14 +180,17 @@ def _norm_cases(fastnorm) -> list:
 
     def scalar_rows():  # 16-bit rows read one element a load: both odd ends of every scalar rows' range
         from fastnorm.kernels import config
+        from fastnorm.kernels import layer_norm as kernels
 
-        ranges = [rows for table in (config.NORM_FWD_SCALAR_ROWS, config.NORM_BWD_SCALAR_ROWS) for norm in (False, True)
-                  for rows in table[norm]]
-        for n in sorted({end for rows in ranges for end in (rows.low | 1, rows.high - (rows.high % 2 == 0))}):
+        for n in sorted({end for rows in config.scalar_row_ranges() for end in rows.odd_ends()}):
             x = _meta(64, n, dtype=torch.bfloat16, grad=True)
             w, b = _meta(n, dtype=torch.bfloat16, grad=True), _meta(n, dtype=torch.bfloat16, grad=True)
             _fwd_bwd(fastnorm.layer_norm, x, n, w, b)
             _fwd_bwd(fastnorm.rms_norm, x, n, w)
+            for is_rms in (False, True):  # traced (torch.compile): no split rows
+                stats = _meta(64, dtype=torch.float32)
+                kernels.norm_bwd(x.detach(), x.detach(), w.detach(), not is_rms, None if is_rms else stats, stats,
+                                 None, torch.bfloat16, None, 1e-5, 0.0, is_rms, torch.bfloat16, traceable=True)
 
     def device_entries():  # the entries of named devices (meta tensors have no device: name one)
         from fastnorm.kernels import config

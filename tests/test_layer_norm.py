@@ -1286,16 +1286,12 @@ def test_exact_entries(monkeypatch):
     assert bwd == {(is_rms, n): C.norm_bwd_config(n, 2, 0, is_rms, False) for is_rms, n in bwd}
 
 
-def _odd_ends(rows: C.ScalarRows) -> tuple[int, int]:
-    """The shortest and the longest odd row of a scalar rows' range."""
-    return rows.low | 1, rows.high - (rows.high % 2 == 0)
-
-
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 def test_scalar_rows_select_by_range(is_rms, monkeypatch, request):
     """16-bit rows read one element a load take their range's config at both odd ends of every range, forward and
     backward (an H200's 132 SMs); the forward's two-piece entries keep their rows below 16385 (LN 4099: 4096 + 4);
-    rows outside the ranges, float32 and unsplit backward launches keep the tables' choice."""
+    unsplit (traced) backward launches of LN's 12289-16384 take their own whole row; rows outside the ranges and
+    float32 keep the tables' choice."""
     monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)
     for cached in (C.norm_fwd_config, C.norm_bwd_config):
         cached.cache_clear()
@@ -1307,22 +1303,62 @@ def test_scalar_rows_select_by_range(is_rms, monkeypatch, request):
         return C.norm_bwd_config(n, esize, None, is_rms, split, scalar)
 
     for rows in C.NORM_FWD_SCALAR_ROWS[is_rms]:
-        for n in _odd_ends(rows):
+        for n in rows.odd_ends():
             table = fwd(n, False)
             assert fwd(n) == (table if rows.two_pieces_stay and table.block_n2 else rows.config), (n, rows)
             assert fwd(n, esize=4) == fwd(n, False, 4)
     assert fwd(4099, False).block_n2 == 4 and fwd(4099) == fwd(4099, False)  # two pieces: measured faster
     assert fwd(6145) == C.NORM_FWD_SCALAR_ROWS[is_rms][1].config != fwd(6145, False)  # one piece: the scalar rows
     for rows in C.NORM_BWD_SCALAR_ROWS[is_rms]:
-        for n in _odd_ends(rows):
+        for n in rows.odd_ends():
             assert bwd(n) == rows.config._replace(programs=rows.config.programs * 132), (n, rows)
-            assert bwd(n, esize=4) == bwd(n, False, 4) and bwd(n, split=False) == bwd(n, False, split=False)
+            assert bwd(n, esize=4) == bwd(n, False, 4)
+    # Traced launches take no split rows: LN's 12289-16384 a whole row of 32 warps, the weight re-read per row (not
+    # the tables' row held as loaded, which spills); elsewhere the tables' choice.
+    whole_row = C.NormConfig(1, 16384, False, 32, 1, 132, True)
+    for n in (12289, 16383):
+        table = bwd(n, False, split=False)
+        assert bwd(n, split=False) == (table if is_rms else whole_row) and table.hold_loaded != is_rms, n
+    for n in (3073, 8195, 12287, 16385, 24577):
+        assert bwd(n, split=False) == bwd(n, False, split=False), n
+    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 3)  # 24 programs: 25 pieces of 512 do not fit
+    assert bwd(12289) == (bwd(12289, False) if is_rms else whole_row._replace(programs=3))
     # Measured faster in the tables' configs: LN's two pieces one past a power of two, RMS's whole rows of 4096 and
-    # 8192 and its 4096 + 1 and + 4; below and past the ranges, unmeasured.
-    for n in [2047, 40003] + ([3073, 4097, 4099, 7169] if is_rms else [4097, 8193]):
+    # 8192 and its 4096 + 1 and + 4; below and past the ranges, and RMS's 2049-2304, unmeasured.
+    for n in [2047, 40003] + ([2049, 2303, 3073, 4097, 4099, 7169] if is_rms else [4097, 8193]):
         assert bwd(n) == bwd(n, False), n
     for n in (2047, 65537):
         assert fwd(n) == fwd(n, False), n
+
+
+def test_scalar_split_rows_stay_within_what_compiles():
+    """Split rows of 512-column pieces fail to compile from 33 pieces on (triton 3.6: session 40, and the sm_90 gate
+    with a range taken to 16385): no range of them may reach past 32 pieces."""
+    for rows in C.scalar_row_ranges():
+        if rows.config.split and rows.config.block_n == 512:
+            assert -(-rows.high // 512) <= 32, rows
+
+
+def test_traced_backward_of_odd_rows_takes_its_whole_row(device, monkeypatch):
+    """A traced backward (torch.compile: no split rows) of LN's odd rows of 12289-16384 launches
+    NORM_BWD_SCALAR_ROWS_UNSPLIT's whole row of 32 warps and matches the reference."""
+    n, eps = 12289, 1e-5
+    warps = []
+    launch = K._bwd
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, w, *rest: (warps.append(w), launch(grid, args, meta, w,
+                                                                                                *rest))[1])
+    x = _rand((2, n), torch.bfloat16, device, 21, offset=0.3)
+    w = _rand((n,), torch.bfloat16, device, 22, offset=1.0)
+    b = _rand((n,), torch.bfloat16, device, 23)
+    dy = _rand((2, n), torch.bfloat16, device, 24)
+    _, _, mean, rstd = K.norm_fwd(x, w, b, None, eps, 0.0, False, None, True)
+    dx, _, dw, db = K.norm_bwd(dy, x, w, True, mean, rstd, None, torch.bfloat16, None, eps, 0.0, False,
+                               torch.bfloat16, traceable=True)
+    assert warps == [C.NORM_BWD_SCALAR_ROWS_UNSPLIT[False][0].config.num_warps] == [32]
+    _, rdx, rdw, rdb = _reference(False, x, w, b, eps, dy, 1)
+    assert_close("dx", dx, rdx, torch.bfloat16)
+    assert_close("dweight", dw, rdw, torch.bfloat16, param_grad=True)
+    assert_close("dbias", db, rdb, torch.bfloat16, param_grad=True)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

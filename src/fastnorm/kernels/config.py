@@ -290,54 +290,75 @@ NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
 
 class ScalarRows(NamedTuple):
     """Rows of ``low``..``high`` elements read one element a load (16-bit, an odd N or row stride: no 16-byte
-    vectors; without a residual) take ``config``; with ``two_pieces_stay`` the tables' two-piece entries (a
-    power-of-two piece and the rest, ``block_n2``) keep their rows, measured faster there. The backward's
-    ``programs`` are per SM."""
+    vectors; without a residual) take ``config``; the backward's ``programs`` are per SM. The forward only: with
+    ``two_pieces_stay`` the tables' two-piece entries (a power-of-two piece and the rest, ``block_n2``) keep their
+    rows, measured faster there."""
     low: int
     high: int
     config: NormConfig
     two_pieces_stay: bool = False
 
+    def odd_ends(self) -> tuple[int, int]:
+        """The shortest and the longest odd row of the range."""
+        return self.low | 1, self.high - (self.high % 2 == 0)
+
 
 #: The forward's such rows: short chunks unrolled 4, sixteen loads in flight a thread; the shorter the row, the
-#: narrower the program. H200, bf16, kernels only, % of copy (session 40, calls 3-5; session 39 past 16384), the
+#: narrower the program. H200, bf16, kernels only, % of copy (session 40, calls 3-7; session 39 past 16384), the
 #: tables' entry -> this: LN 3073 32.1 -> 40.7, 6145 20.6 -> 41.3, 12289 24.4 -> 43.2, 14337 25.5 -> 42.0, 16385
 #: 28.0 -> 40.4, 24577 23.8 -> 40.3, 49151 23.6 -> 33.9; RMS 2305 42.4 -> 58.0, 3073 34.7 -> 60.9, 6145 39.1 -> 63.2,
-#: 12289 31.2 -> 60.7, 16383 37.2 -> 64.1, 16385 39.1 -> 61.9, 49151 35.5 -> 45.1 (the best peer, session 40 call 2:
+#: 12289 31.2 -> 61.8, 16383 37.2 -> 64.0, 16385 39.1 -> 61.9, 49151 35.5 -> 45.1 (the best peer, session 40 call 2:
 #: LN Liger 24-34, RMS Liger 38-53). Between 12289 and 16384 LN's rows read more in 512-column chunks (12289 43.2
 #: against 39.5), RMS's in 1024 (16383 64.1 against 50.7). The two-piece entries stay below 16385 (LN 2305 58.7
 #: against 38.4, 4099 72.2 against 41.9, 8193 64.7 against 44.2; RMS 4609 80.5 against 61.4, 8193 79.0 against
 #: 64.3), not past it (LN 16385 28.0 -> 40.4). Below 2049 the whole rows stay (LN 1537 34.4 against 34.3, RMS 55.4
 #: against 51.8); past 65536 unmeasured.
-_SCALAR_CHUNKS_256 = ScalarRows(2049, 4096, NormConfig(1, 256, True, 2, evict=True, unroll=4), two_pieces_stay=True)
+_SCALAR_CHUNKS_256 = NormConfig(1, 256, True, 2, evict=True, unroll=4)
 _SCALAR_CHUNKS_512 = NormConfig(1, 512, True, 4, evict=True, unroll=4)
 _SCALAR_CHUNKS_1024 = NormConfig(1, 1024, True, 8, evict=True, unroll=4)
 NORM_FWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
-    False: (_SCALAR_CHUNKS_256, ScalarRows(4097, 16384, _SCALAR_CHUNKS_512, True),
+    False: (ScalarRows(2049, 4096, _SCALAR_CHUNKS_256, True), ScalarRows(4097, 16384, _SCALAR_CHUNKS_512, True),
             ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
-    True: (_SCALAR_CHUNKS_256, ScalarRows(4097, 12288, _SCALAR_CHUNKS_512, True),
+    True: (ScalarRows(2049, 4096, _SCALAR_CHUNKS_256, True), ScalarRows(4097, 12288, _SCALAR_CHUNKS_512, True),
            ScalarRows(12289, 16384, _SCALAR_CHUNKS_1024, True), ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
 }
-_SCALAR_SPLIT_512 = NormConfig(1, 512, False, 2, 1, 8, split=True, early_loads=True)  # up to 32 pieces compile
+#: Split rows of 512-column pieces: 33 of them (16385) fail to compile (triton 3.6, TritonGPURemoveLayoutConversions),
+#: so their ranges end at 16384.
+_SCALAR_SPLIT_512 = NormConfig(1, 512, False, 2, 1, 8, split=True, early_loads=True)
 _SCALAR_SPLIT_2048 = NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads=True)
 #: The backward's such rows (x and dy read one element a load), by RMSNorm or not: split rows of short pieces, many
-#: programs an SM. H200, bf16, kernels only, the tables' entry -> this (session 40 calls 1-5; session 39 past 16384):
+#: programs an SM. H200, bf16, kernels only, the tables' entry -> this (session 40 calls 1-6; session 39 past 16384):
 #: LN 2305 26.7 -> 42.1, 3073 32.8 -> 40.2, 4609 28.3 -> 40.4, 5121 30.7 -> 41.1, 8705 31.8 -> 38.2, 12289 9.1 ->
 #: 38.6 (the 16384 key's whole row held as loaded spilled 232 bytes), 16383 11.3 -> 39.1, 16385 23.6 -> 34.6, 32769
 #: 26.4 -> 32.9; RMS 2305 35.3 -> 42.0, 5121 32.2 -> 41.3, 8193 29.6 -> 42.6, 12289 36.5 -> 42.5, 16385 27.6 -> 35.3
-#: (torch eager: 30-41). The tables keep, measured faster: rows one past a power of two (LN 4097 54.9 against 40.4,
-#: 8193 43.5 against 38.4), RMS's whole rows of 4096 and 8192 (3073 46.3 against 39.9, 7169 48.3 against 41.5) and
-#: its rows of a power of two and a short rest (4099 44.5 against 40.3; 2049 and 4100-4608 unmeasured), and both past
-#: 40001
-#: (LN 65535 31.4 -> 30.3). 512-column pieces: 33 of them (16385) fail to compile (triton 3.6, PassManager).
+#: (torch eager: 30-41). The tables keep, measured faster: LN's two pieces one past a power of two (4097 54.9
+#: against 40.4, 8193 43.5 against 38.4; four past, 4099, lost: 34.0 against 40.3), RMS's whole rows of 4096 and
+#: 8192 (3073 46.3 against 39.9, 7169 48.3 against 41.5) and its power of two with a short rest (4097 44.2, 4099
+#: 44.5 against 40.3; 2049-2304 and 4100-4608 unmeasured, kept), and both past 40001 (LN 65535 31.4 -> 30.3).
 NORM_BWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
     False: (ScalarRows(2049, 4096, _SCALAR_SPLIT_512), ScalarRows(4098, 8192, _SCALAR_SPLIT_512),
             ScalarRows(8194, 16384, _SCALAR_SPLIT_512), ScalarRows(16385, 40001, _SCALAR_SPLIT_2048)),
-    True: (ScalarRows(2050, 3072, _SCALAR_SPLIT_512), ScalarRows(4609, 6144, _SCALAR_SPLIT_512),
+    True: (ScalarRows(2305, 3072, _SCALAR_SPLIT_512), ScalarRows(4609, 6144, _SCALAR_SPLIT_512),
            ScalarRows(8193, 16384, _SCALAR_SPLIT_512), ScalarRows(16385, 40001, _SCALAR_SPLIT_2048)),
 }
-#: Both serve every device and fp16 too (measured on the H200 in bf16; the H100's own entries were measured on
-#: aligned rows).
+#: The backward's such rows where no split rows launch (traced by torch.compile; a cooperative grid the GPU refused;
+#: split rows that do not fit the programs): LN's 16384 key's whole row held as loaded spills there (12289 9.1%,
+#: 16383 11.3%, calls 1-6); a whole row of 32 warps, the weight re-read per row, not held: 21.0, 24.1 (call 9;
+#: 16 warps, 3 stages 6.7, 8.7; chunks of 1024 x w4 or 2048 x w8 15). RMS keeps its tables' rows (16 warps, the
+#: weight re-read: 8193 29.6, 12289 36.5, calls 1-6), within 1.4 of each unsplit config of call 9 (32 warps 29.1,
+#: 37.4; 3 stages 28.7, 37.9; chunks 22-23).
+NORM_BWD_SCALAR_ROWS_UNSPLIT: dict[bool, tuple[ScalarRows, ...]] = {
+    False: (ScalarRows(12289, 16384, NormConfig(1, 16384, False, 32, 1, 1, True)),),
+    True: (),
+}
+#: All these serve every device and fp16 too (measured on the H200 in bf16; the H100's own entries were measured
+#: on aligned rows).
+
+
+def scalar_row_ranges() -> list[ScalarRows]:
+    """Every range of the scalar rows' tables, forward and backward, both norms."""
+    tables = (NORM_FWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS_UNSPLIT)
+    return [rows for table in tables for is_rms in (False, True) for rows in table[is_rms]]
 
 
 #: Forward entries measured better on another device than the H200 the tables above were tuned on (and, where the
@@ -528,12 +549,15 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
                     split: bool = True, scalar_loads: bool = False) -> NormConfig:
     """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy); ``split``:
     split rows may be chosen; ``scalar_loads``: the rows are read one element a load (an odd N or row stride), where
-    NORM_BWD_SCALAR_ROWS serves 16-bit rows."""
-    rows = _scalar_rows(NORM_BWD_SCALAR_ROWS[is_rms], n) if split and scalar_loads and elem_size == 2 else None
-    if rows is not None:
-        cfg = rows.config._replace(programs=rows.config.programs * multiprocessor_count(device))
-        if norm_split_fits(cfg, n):
-            return cfg
+    NORM_BWD_SCALAR_ROWS serves 16-bit rows, or NORM_BWD_SCALAR_ROWS_UNSPLIT where no split rows do."""
+    if scalar_loads and elem_size == 2:
+        for table in (NORM_BWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS_UNSPLIT) if split else (NORM_BWD_SCALAR_ROWS_UNSPLIT,):
+            rows = _scalar_rows(table[is_rms], n)
+            if rows is None:
+                continue
+            cfg = rows.config._replace(programs=rows.config.programs * multiprocessor_count(device))
+            if not cfg.split or norm_split_fits(cfg, n):
+                return cfg
     if split and (cfg := _split(is_rms, n, elem_size, device)) is not None:
         return cfg
     tuned = _tuned("bwd", is_rms, n, elem_size, device)
@@ -646,8 +670,7 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
         if elem_size == 2:  # rows of exactly an exact entry's N, and one shorter
             edges.update(m for _, _, n in NORM_TUNED_EXACT for m in (n - 1, n))
     if elem_size == 2:  # odd rows take the scalar rows' configs in their ranges: the even row after each, and the edges
-        ranges = [rows for table in (NORM_FWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS) for norm in (False, True)
-                  for rows in table[norm]]
+        ranges = scalar_row_ranges()
         edges.update(e + 1 for e in list(edges) if e % 2 and any(r.low <= e <= r.high for r in ranges))
         for rows in ranges:
             edges.update((rows.low - 1, rows.low, rows.high, rows.high + 1))
