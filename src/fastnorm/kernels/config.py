@@ -322,8 +322,7 @@ NORM_FWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
     True: (ScalarRows(2049, 4096, _SCALAR_CHUNKS_256, True), ScalarRows(4097, 12288, _SCALAR_CHUNKS_512, True),
            ScalarRows(12289, 16384, _SCALAR_CHUNKS_1024, True), ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
 }
-#: Split rows of 512-column pieces: 33 of them (16385) fail to compile (triton 3.6, TritonGPURemoveLayoutConversions),
-#: so their ranges end at 16384.
+#: Split rows of 512-column pieces and 2 warps compile up to 32 pieces (``norm_split_fits``): their ranges end at 16384.
 _SCALAR_SPLIT_512 = NormConfig(1, 512, False, 2, 1, 8, split=True, early_loads=True)
 _SCALAR_SPLIT_2048 = NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads=True)
 #: The backward's such rows (x and dy read one element a load), by RMSNorm or not: split rows of short pieces, many
@@ -461,8 +460,11 @@ def _split(is_rms: bool, n: int, elem_size: int, device: int | None) -> NormConf
 
 
 def norm_split_fits(cfg: NormConfig, n: int) -> bool:
-    """Whether split rows of ``cfg`` hold a row of ``n`` in 2 to ``cfg.programs`` pieces (all resident at once)."""
-    return 2 <= -(-n // cfg.block_n) <= cfg.programs
+    """Whether split rows of ``cfg`` hold a row of ``n`` in 2 to ``cfg.programs`` pieces (all resident at once),
+    fewer (to the next power of two) than a program's threads: from that many on the kernel fails to compile (triton
+    3.6, TritonGPURemoveLayoutConversions; offline sm_90 for pieces of 256-2048 columns and 1-8 warps, session 40)."""
+    pieces = -(-n // cfg.block_n)
+    return 2 <= pieces <= cfg.programs and _next_pow2(pieces) < 32 * cfg.num_warps
 
 
 def norm_tuned_key(n: int) -> int:

@@ -1103,7 +1103,8 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
     if cfg.block_m != 1 or cfg.chunked or cfg.block_n2 or cfg.num_stages != 1 or cfg.block_n & (cfg.block_n - 1):
         raise ValueError(f"config {cfg} splits rows: block_m 1, one power-of-two piece, not chunked, one stage")
     if fp64 or not (n > 2 and norm_split_fits(cfg, n)):
-        raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, not {n} "
+        raise ValueError(f"config {cfg} splits rows into 2 to {cfg.programs} pieces of {cfg.block_n}, fewer (to a "
+                         f"power of two) than its {32 * cfg.num_warps} threads, not {n} "
                          f"{'float64 ' if fp64 else ''}values")
 
 
