@@ -1,4 +1,6 @@
-# Prepared in session 40 for the next session's first device call; NOT RUN. The CUDA tests that reach the scalar rows
+# Prepared in session 40 for the next session's first device call; NOT RUN. Create ab/reload with
+# `git archive ln-bwd-reload-w src benchmarks/scripts | tar -x -C ab/reload` and carry ["ab"].
+# The CUDA tests that reach the scalar rows
 # after the review's mends (RMS's split range from 2305; LN's unsplit whole row, also where split rows do not fit),
 # then the traced backward at LN's odd rows through the op under torch.compile against torch.compile's own
 # layer_norm. Expect (call 9, explicit configs): LN 12289 21, 16383 24 (% of copy) traced; eager 38-39.
@@ -21,3 +23,10 @@ for n in (12289, 16383):
         print(f"LN bwd N={n} {name:18s} {3 * x.numel() * 2 / ms / 1e6:7.0f} GB/s  {ms * 1e3:8.1f} us")
 PY
 echo "== traced (rc $?)"; cat $OUT/traced.log | grep "LN bwd"
+# Branch ln-bwd-reload-w (offline: the held LN backward's loop at 16384 891 -> 875 sm_90 instructions): main
+# against it at the rows of the 16384 key's held entry, two rounds. If issue-bound, expect 77 -> ~78.
+for tree in src reload src reload; do
+  P=ab/$tree; [ $tree = src ] && P=.
+  PYTHONPATH=$P/src timeout 60 python $P/benchmarks/scripts/norm_configs_ab.py --current --ns 12290,14000,16384 --dtype bfloat16 --passes 1 > $OUT/reload_$tree.log 2>&1
+  echo "== $tree (rc $?)"; grep -hE "^  (LN|RMS|skip)" $OUT/reload_$tree.log | cut -c1-90
+done
