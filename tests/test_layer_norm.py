@@ -1289,15 +1289,12 @@ def test_exact_entries(monkeypatch):
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
-def test_scalar_rows_select_by_range(is_rms, monkeypatch, request):
+def test_scalar_rows_select_by_range(is_rms, monkeypatch):
     """16-bit rows read one element a load take their range's config at both odd ends of every range, forward and
     backward (an H200's 132 SMs; so each range's split rows fit, and compile, at its longest row); the forward's
     two-piece entries keep their rows below 16385 (LN 4099: 4096 + 4); unsplit (traced) backward launches of LN's
     12289-16384 take their own whole row; rows outside the ranges and float32 keep the tables' choice."""
-    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)
-    for cached in (C.norm_fwd_config, C.norm_bwd_config):
-        cached.cache_clear()
-        request.addfinalizer(cached.cache_clear)  # no entry cached for 132 SMs outlives the test
+    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)  # (the config module drops its cached configs)
     def fwd(n, scalar=True, esize=2):
         return C.norm_fwd_config(n, esize, None, is_rms, False, scalar)
 
@@ -1357,14 +1354,14 @@ def test_traced_backward_of_odd_rows_takes_its_whole_row(device, monkeypatch):
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize("n", [3073, 16385])
-def test_scalar_rows_take_their_config(device, is_rms, n, monkeypatch, request):
+def test_scalar_rows_take_their_config(device, is_rms, n, monkeypatch):
     """Odd rows of the scalar rows' ranges launch their configs and match the reference: 3073 (256-column chunks;
     LN's backward in 512-column split rows, RMS's in the tables' whole rows), 16385 (1024-column chunks, split rows
     of 2048). The backward's split rows launch where a row's pieces fit on the programs: here 5 SMs (10 programs of
     2048 columns for 9 pieces); one row, as the interpreter forms every piece's partial in every program. A fused
     residual keeps the tables' split rows; an odd row stride takes the scalar rows as an odd N does."""
-    fwd_rows = next(r for r in C.NORM_FWD_SCALAR_ROWS[is_rms] if r.low <= n <= r.high)
-    bwd_rows = next((r for r in C.NORM_BWD_SCALAR_ROWS[is_rms] if r.low <= n <= r.high), None)
+    fwd_rows = C._scalar_rows(C.NORM_FWD_SCALAR_ROWS[is_rms], n)
+    bwd_rows = C._scalar_rows(C.NORM_BWD_SCALAR_ROWS[is_rms], n)
     seen, split = [], []
     launch, launch_split = K._fwd, K._launch_split
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, *rest: (
@@ -1375,9 +1372,7 @@ def test_scalar_rows_take_their_config(device, is_rms, n, monkeypatch, request):
         return split[-1][1]
 
     monkeypatch.setattr(K, "_launch_split", spy)
-    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 5)
-    C.norm_bwd_config.cache_clear()
-    request.addfinalizer(C.norm_bwd_config.cache_clear)  # no entry cached for 5 SMs outlives the test
+    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 5)  # (the config module drops its cached configs)
     x = _rand((1, n), torch.bfloat16, device, 7, offset=0.3)
     w = _rand((n,), torch.bfloat16, device, 8, offset=1.0)
     b = None if is_rms else _rand((n,), torch.bfloat16, device, 9)
@@ -1401,7 +1396,6 @@ def test_scalar_rows_take_their_config(device, is_rms, n, monkeypatch, request):
         assert (seen[0] == (scalar.block_n, scalar.unroll, scalar.num_warps)) == scalar_loads, (rows.stride(), seen)
     if n == 16385:
         monkeypatch.setattr(C, "multiprocessor_count", lambda index: 4)  # 8 programs: 9 pieces do not fit
-        C.norm_bwd_config.cache_clear()
         assert C.norm_bwd_config(n, 2, None, is_rms, True, True) == C.norm_bwd_config(n, 2, None, is_rms, True)
 
 

@@ -51,7 +51,7 @@ def _warps(elements: int, per_thread: int) -> int:
 def fwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list[C.NormConfig]:
     """Forward configs to try at N (the current default first)."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
-    out = [C.norm_fwd_config(n, esize, dev, is_rms, scalar_loads=n % 2 == 1)]  # x of (rows, N), contiguous
+    out = [C.norm_fwd_config(n, esize, dev, is_rms, scalar_loads=K._scalar_loads((n,)))]  # x of (rows, N), contiguous
     bn = triton_next_pow2(n)
     if bn <= 32768:
         for tile in sorted({bn, 2048, 4096, 8192, 16384}):
@@ -143,7 +143,7 @@ def split_variants(n: int, sms: int, is_rms: bool = False, esize: int = 2) -> li
 def bwd_variants(n: int, sms: int, esize: int = 2, is_rms: bool = False) -> list[C.NormConfig]:
     """Backward configs to try at N (the current default first)."""
     dev = torch.cuda.current_device() if torch.cuda.is_available() else None
-    out = [C.norm_bwd_config(n, esize, dev, is_rms, scalar_loads=n % 2 == 1)]
+    out = [C.norm_bwd_config(n, esize, dev, is_rms, scalar_loads=K._scalar_loads((n,)))]
     bn = triton_next_pow2(n)
     if bn <= 8192:
         for tile in sorted({bn, 2048, 4096, 8192}):
@@ -387,13 +387,14 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
     esize = x.element_size()
     if kind == "fwd":
         nbytes, launcher = fwd_bytes(m, n, esize, is_rms), K._fwd
-        current, names = C.norm_fwd_config(n, esize, dev, is_rms, scalar_loads=n % 2 == 1), (("y", 0), ("rstd", 3))
+        current = C.norm_fwd_config(n, esize, dev, is_rms, scalar_loads=K._scalar_loads((n,)))
+        names = (("y", 0), ("rstd", 3))
 
         def run(cfg=None):
             return run_fwd(x, w, b, is_rms, cfg)
     else:
         nbytes, launcher = bwd_bytes(m, n, esize, is_rms), K._bwd
-        current = C.norm_bwd_config(n, esize, dev, is_rms, scalar_loads=n % 2 == 1)
+        current = C.norm_bwd_config(n, esize, dev, is_rms, scalar_loads=K._scalar_loads((n,)))
         names = (("dx", 0), ("dw", 2), ("db", 3))
 
         def run(cfg=None):
@@ -619,7 +620,7 @@ def install_winners(best, sms):
     for (op, n, kind), (_dp, res) in best.items():
         if not res:
             continue
-        if n % 2:  # measured on loads of one element (the scalar rows' own configs serve such rows)
+        if K._scalar_loads((n,)):  # measured on loads of one element (the scalar rows' own configs serve such rows)
             print(f"    N = {n}: odd, not installed for its key's aligned rows")
             continue
         c = res[0][1]
