@@ -418,9 +418,12 @@ def compile_job(job_full) -> dict:
                 raise RuntimeError(f"{detail}: more than the {limit} B an sm_90 block may have")
             if name.startswith("_bn_"):
                 _no_tile_conversions(kernel.asm["ttgir"])
+            ttir = kernel.asm["ttir"]
         else:
-            _front_end(src, TARGET, opts)
+            ttir = str(_front_end(src, TARGET, opts))
             detail = "front end"
+        if module == "fastnorm.kernels.layer_norm":
+            _readable_by_torch_compile(ttir)
         ok = True
     except Exception as e:  # noqa: BLE001 - reported per specialization
         ok, detail = False, "".join(traceback.format_exception_only(type(e), e)).strip()[-3000:]
@@ -444,8 +447,17 @@ def _no_tile_conversions(ttgir: str, limit: int = 1024) -> None:
             raise RuntimeError(f"a tensor<{shape}x{dtype}> converted between layouts (more than {limit} elements)")
 
 
-def _front_end(src, target, opts) -> None:
-    """Triton's first compile stage alone (``ASTSource.make_ir``), as ``triton.compile`` sets it up."""
+def _readable_by_torch_compile(ttir: str) -> None:
+    """Fail a kernel of the norms' ``triton_op``s whose Triton IR holds impure inline assembly: torch.compile's
+    analysis of which tensors a traced kernel writes gives up on it and takes every input as written, and a traced
+    backward then fails on its leaf inputs (``torch._higher_order_ops.triton_kernel_wrap``; NOTES.md, session 41)."""
+    impure = re.findall(r'tt\.elementwise_inline_asm "([^"]*)" \{[^}]*pure = false', ttir)
+    if impure:
+        raise RuntimeError(f"impure inline assembly, which torch.compile cannot analyse: {sorted(set(impure))}")
+
+
+def _front_end(src, target, opts):
+    """Triton's first compile stage alone (``ASTSource.make_ir``), as ``triton.compile`` sets it up -> its module."""
     from triton._C.libtriton import ir
     from triton.compiler.compiler import make_backend
 
@@ -454,7 +466,8 @@ def _front_end(src, target, opts) -> None:
     context = ir.context()
     ir.load_dialects(context)
     backend.load_dialects(context)
-    src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context)
+    return src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
+                       context)
 
 
 def main() -> int:

@@ -1138,6 +1138,36 @@ def test_torch_compile_fullgraph(is_rms):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("n", [16384, 20000])
+def test_torch_compile_held_rows(is_rms, n):
+    """Rows whose kernels hold their loads across the row reductions (``hold_loaded``: the 16384 key's LayerNorm
+    backward, the 24576 key's forward) compile with fullgraph=True over leaf inputs and give the eager results: their
+    inline assembly is pure, so torch.compile can tell which tensors the kernels write (it took every input as
+    written before, and the traced backward failed on the leaf x: session 41)."""
+    fwd, bwd = C.norm_fwd_config(n, 2, 0, is_rms), C.norm_bwd_config(n, 2, 0, is_rms, split=False)
+    if not (fwd.hold_loaded or bwd.hold_loaded):
+        pytest.skip("this device's configs hold no loads at this N")
+    x = torch.randn(16, n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    b = None if is_rms else torch.randn(n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn(16, n, device="cuda", dtype=torch.bfloat16)
+    params = [x, w] + ([] if is_rms else [b])
+
+    def f(x, w, b):
+        return fastnorm.rms_norm(x, n, w, 1e-5) if is_rms else fastnorm.layer_norm(x, n, w, b)
+
+    torch._dynamo.reset()
+    y_c = torch.compile(f, fullgraph=True)(x, w, b)
+    g_c = torch.autograd.grad(y_c, params, dy)
+    y_e = f(x, w, b)
+    g_e = torch.autograd.grad(y_e, params, dy)
+    torch.testing.assert_close(y_c, y_e, rtol=1e-2, atol=1e-2)
+    for a, c in zip(g_c, g_e, strict=True):
+        torch.testing.assert_close(a, c, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.gpu
 def test_more_than_2_pow_31_elements():
     """64-bit offsets: 2^31 + a few rows of elements (bf16, ~4.3 GB), checked on the last rows."""
     n = 4096

@@ -212,9 +212,9 @@ def _fwd_tile(
         var = sq / N
     rstd = _rsqrt(var + eps, IS_F64)
     if HOLD_LOADED:
-        xc = _unmerged(x_l, zero).to(ACC)
+        xc = _unmerged(x_l, zero, 1).to(ACC)
         if TWO:
-            xc2 = _unmerged(x_l2, zero).to(ACC)
+            xc2 = _unmerged(x_l2, zero, 1).to(ACC)
         if not IS_RMS:
             xc = (xc - k[:, None]) - mean[:, None]
             if TWO:
@@ -500,13 +500,16 @@ def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, 
 
 
 @triton.jit
-def _unmerged(v, zero):
+def _unmerged(v, zero, SITE: tl.constexpr = 0):
     """``v`` itself, through an integer add of ``zero`` (a run-time 0) to its bits that the compiler cannot fold, so
     that what is formed from the result is not merged with what was formed from ``v`` before (the interpreter: ``v``
-    as it is; it merges nothing)."""
+    as it is; it merges nothing). The assembly is pure, so that torch.compile's analysis of which tensors a kernel
+    writes can read the kernel (it gives up on impure assembly and takes every input as written: session 41); SITE
+    (0, 1) orders its operands, so that two calls on the same ``v`` (a row's two passes) are not merged as one."""
     if _COMPILED:  # 16- or 32-bit values (16-bit ones two to a register)
         z = (tl.zeros(v.shape, tl.float32) + zero).to(v.dtype)  # all bits 0
-        return tl.inline_asm_elementwise("add.u32 $0, $1, $2;", "=r,r,r", [v, z], dtype=v.dtype, is_pure=False,
+        asm: tl.constexpr = "add.u32 $0, $1, $2;" if SITE == 0 else "add.u32 $0, $2, $1;"
+        return tl.inline_asm_elementwise(asm, "=r,r,r", [v, z], dtype=v.dtype, is_pure=True,
                                          pack=32 // v.dtype.primitive_bitwidth)
     return v
 
