@@ -1287,24 +1287,59 @@ def test_held_two_piece_entries_fix_their_second_piece():
         assert entry[-1] == before
 
 
-def test_exact_entries(monkeypatch):
-    """NORM_TUNED_EXACT serves 16-bit forward rows of exactly its N without a residual, before the key's entry and
-    after a device's own: LayerNorm 32768 keeps the chunks (its key's other rows take the whole row), 49152 and 65536
-    take the persistent grid (65536 with the weight and bias L2-only); rows one shorter, a fused residual, float32, the
-    backward and the H100 (its own 49152 / 65536 entries) do not."""
+def test_least_second_piece(monkeypatch):
+    """An entry's ``least_n2``: rows read in 16-byte vectors take a second piece of at least that many columns (a
+    short one measured slow), longer where next_pow2(N - block_n) is; rows read one element a load (an odd N) keep
+    next_pow2(N - block_n), measured faster there (session 41). Both directions, both norms, every such entry."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
-    fp32 = {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for _, is_rms, n in C.NORM_TUNED_EXACT}
+    least = [(key, e) for key, e in C.NORM_TUNED.items() if isinstance(e[-1], dict) and "least_n2" in e[-1]]
+    assert len(least) >= 10  # the 768 ... 12288 keys' two-piece entries
+
+    def config(kind, n, is_rms, scalar):
+        if kind == "fwd":
+            return C.norm_fwd_config(n, 2, 0, is_rms, False, scalar)
+        return C.norm_bwd_config(n, 2, 0, is_rms, False, scalar)
+
+    for (kind, is_rms, key), entry in least:
+        block_n, piece = entry[1], entry[-1]["least_n2"]
+        for n in (block_n + 2, block_n + piece // 2, key):  # the key's first rows, a short piece, the key's own row
+            derived = C._next_pow2(n - block_n)
+            cfg = config(kind, n, is_rms, False)
+            assert (cfg.block_n, cfg.block_n2) == (block_n, max(piece, derived)), (kind, is_rms, n, cfg)
+            assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
+            odd = config(kind, n + 1, is_rms, True)  # the next (odd) row, when the tables serve it
+            if odd.block_n == block_n and not odd.chunked and not odd.split:
+                assert odd.block_n2 == C._next_pow2(n + 1 - block_n), (kind, is_rms, n + 1, odd)
+    assert config("fwd", 8448, False, False).block_n2 == 2048 and config("fwd", 8449, False, True).block_n2 == 512
+
+
+def test_exact_entries(monkeypatch):
+    """NORM_TUNED_EXACT serves 16-bit rows of exactly its N, before the key's entry and after a device's own:
+    LayerNorm's forward at 32768 keeps the chunks (its key's other rows take the whole row), 49152 and 65536 take the
+    persistent grid (65536 with the weight and bias L2-only), RMSNorm's forward at 4096 its chunk (the key's other rows
+    the whole row), LayerNorm's backward at 16384 its held whole row (the key's other rows two pieces, split or not);
+    rows one shorter, the forward with a fused residual, float32 and the H100 (its own 49152 / 65536 entries) do
+    not."""
+    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
+
+    def config(kind, n, is_rms, elem_size=2, residual=False):
+        if kind == "fwd":
+            return C.norm_fwd_config(n, elem_size, 0, is_rms, residual)
+        return C.norm_bwd_config(n, elem_size, 0, is_rms, split=False)
+
+    fp32 = {key: config(key[0], key[2], key[1], 4) for key in C.NORM_TUNED_EXACT}
     for (kind, is_rms, n), entry in C.NORM_TUNED_EXACT.items():
-        assert kind == "fwd"
-        cfg = C.norm_fwd_config(n, 2, 0, is_rms)
-        assert cfg[:4] == entry[:4] and cfg.chunked, (n, is_rms, cfg)
-        assert n % cfg.block_n == 0 and n // cfg.block_n == cfg.unroll  # whole chunks, one round of the loop
-        other = C.norm_fwd_config(n - 1, 2, 0, is_rms)
-        assert other != cfg and C.norm_tuned_key(n - 1) == n, (n, is_rms, other)
+        cfg = config(kind, n, is_rms)
+        assert cfg[:4] == entry[:4], (kind, n, is_rms, cfg)
+        if cfg.chunked:
+            assert kind == "fwd" and n % cfg.block_n == 0 and n // cfg.block_n == cfg.unroll  # one round of the loop
+        other = config(kind, n - 1, is_rms)
+        assert other != cfg and C.norm_tuned_key(n - 1) == n, (kind, n, is_rms, other)
+        assert C.norm_bwd_config(n, 2, 0, is_rms) == cfg or kind == "fwd"  # split rows do not take it over
+        if kind == "fwd":  # with a fused residual: the key's entry (at 65536 held, so the rules)
+            assert config(kind, n, is_rms, residual=True) == config(kind, n - 1, is_rms, residual=True), (n, is_rms)
     assert C.norm_fwd_config(65536, 2, 0, False).params_l2_only and C.norm_fwd_config(65536, 2, 0, False).programs
-    bwd = {(is_rms, n): C.norm_bwd_config(n, 2, 0, is_rms, False) for _, is_rms, n in C.NORM_TUNED_EXACT}
-    for is_rms, n in bwd:  # with a fused residual: the key's entry (at 65536 held, so the rules)
-        assert C.norm_fwd_config(n, 2, 0, is_rms, True) == C.norm_fwd_config(n - 1, 2, 0, is_rms, True), (n, is_rms)
+    assert config("bwd", 16384, False).hold_loaded and config("bwd", 16383, False).block_n2 == 8192
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H100 80GB HBM3")  # its own entries come first
     for is_rms in (False, True):
         assert C.norm_fwd_config(65536, 2, 0, is_rms) == C.norm_fwd_config(60000, 2, 0, is_rms)
@@ -1313,17 +1348,18 @@ def test_exact_entries(monkeypatch):
     assert C.norm_fwd_config(49152, 2, 0, False) == C.norm_fwd_config(45000, 2, 0, False)
     assert not C.norm_fwd_config(49152, 2, 0, False).programs
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
-    monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows and the backward never took them
-    assert fp32 == {(is_rms, n): C.norm_fwd_config(n, 4, 0, is_rms) for is_rms, n in fp32}
-    assert bwd == {(is_rms, n): C.norm_bwd_config(n, 2, 0, is_rms, False) for is_rms, n in bwd}
+    monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows never took them
+    assert fp32 == {key: config(key[0], key[2], key[1], 4) for key in fp32}
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 def test_scalar_rows_select_by_range(is_rms, monkeypatch):
     """16-bit rows read one element a load take their range's config at both odd ends of every range, forward and
     backward (an H200's 132 SMs; so each range's split rows fit, and compile, at its longest row); the forward's
-    two-piece entries keep their rows below 16385 (LN 4099: 4096 + 4); unsplit (traced) backward launches of LN's
-    12289-16384 take their own whole row; rows outside the ranges and float32 keep the tables' choice."""
+    two-piece entries keep their rows below 16385 but LayerNorm's 12289-16384 (LN 4099: 4096 + 4, the second piece
+    next_pow2(N - 4096), not the entry's least for rows read in vectors); unsplit (traced) backward launches of LN's
+    12289-16384 take their own whole row; rows outside the ranges and float32 keep the tables' choice (with the
+    second piece of next_pow2(N - block_n))."""
     monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)  # (the config module drops its cached configs)
     def fwd(n, scalar=True, esize=2):
         return C.norm_fwd_config(n, esize, None, is_rms, False, scalar)
@@ -1331,33 +1367,36 @@ def test_scalar_rows_select_by_range(is_rms, monkeypatch):
     def bwd(n, scalar=True, esize=2, split=True):
         return C.norm_bwd_config(n, esize, None, is_rms, split, scalar)
 
+    def scalar_pieces(cfg, n):  # a table's config as rows read one element a load take it
+        return cfg._replace(block_n2=C._next_pow2(n - cfg.block_n)) if cfg.block_n2 else cfg
+
     for rows in C.NORM_FWD_SCALAR_ROWS[is_rms]:
         for n in rows.odd_ends():
-            table = fwd(n, False)
+            table = scalar_pieces(fwd(n, False), n)
             assert fwd(n) == (table if rows.two_pieces_stay and table.block_n2 else rows.config), (n, rows)
             assert fwd(n, esize=4) == fwd(n, False, 4)
-    assert fwd(4099, False).block_n2 == 4 and fwd(4099) == fwd(4099, False)  # two pieces: measured faster
+    assert fwd(4099).block_n2 == 4 and fwd(4099, False).block_n2 == 1024  # two pieces: measured faster
+    assert fwd(14337) == C.NORM_FWD_SCALAR_ROWS[is_rms][2].config and (fwd(14337, False).block_n2 > 0) != is_rms
     assert fwd(6145) == C.NORM_FWD_SCALAR_ROWS[is_rms][1].config != fwd(6145, False)  # one piece: the scalar rows
     for rows in C.NORM_BWD_SCALAR_ROWS[is_rms]:
         for n in rows.odd_ends():
             assert bwd(n) == rows.config._replace(programs=rows.config.programs * 132), (n, rows)
             assert bwd(n, esize=4) == bwd(n, False, 4)
-    # Traced launches take no split rows: LN's 12289-16384 a whole row of 32 warps, the weight re-read per row (not
-    # the tables' row held as loaded, which spills); elsewhere the tables' choice.
+    # Traced launches take no split rows: LN's 12289-16384 a whole row of 32 warps, the weight re-read per row (the
+    # 16384 key's held row spilled on such rows, session 40); elsewhere the tables' choice.
     whole_row = C.NormConfig(1, 16384, False, 32, 1, 132, True)
     for n in (12289, 16383):
-        table = bwd(n, False, split=False)
-        assert bwd(n, split=False) == (table if is_rms else whole_row) and table.hold_loaded != is_rms, n
+        assert bwd(n, split=False) == (scalar_pieces(bwd(n, False, split=False), n) if is_rms else whole_row), n
     for n in (3073, 8195, 12287, 16385, 24577):
-        assert bwd(n, split=False) == bwd(n, False, split=False), n
+        assert bwd(n, split=False) == scalar_pieces(bwd(n, False, split=False), n), n
     monkeypatch.setattr(C, "multiprocessor_count", lambda index: 3)  # 24 programs: 25 pieces of 512 do not fit
     assert bwd(12289) == (bwd(12289, False) if is_rms else whole_row._replace(programs=3))
     # Measured faster in the tables' configs: LN's two pieces one past a power of two, RMS's whole rows of 4096 and
     # 8192 and its 4096 + 1 and + 4; below and past the ranges, and RMS's 2049-2304, unmeasured.
     for n in [2047, 40003] + ([2049, 2303, 3073, 4097, 4099, 7169] if is_rms else [4097, 8193]):
-        assert bwd(n) == bwd(n, False), n
+        assert bwd(n) == scalar_pieces(bwd(n, False), n), n
     for n in (2047, 65537):
-        assert fwd(n) == fwd(n, False), n
+        assert fwd(n) == scalar_pieces(fwd(n, False), n), n
 
 
 def test_traced_backward_of_odd_rows_takes_its_whole_row(device, monkeypatch):

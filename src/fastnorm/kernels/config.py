@@ -122,7 +122,10 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 #: (direction, is_rms, ``norm_tuned_key(N)``): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
 #: (0 = one program per tile)[, w_in_loop][, {other NormConfig fields}]). A whole-row (not chunked) entry whose block_n
 #: is below N holds rows as two pieces, block_n + next_pow2(N - block_n) columns, or block_n + the entry's own
-#: block_n2 where it gives one. float32 has its own table
+#: block_n2 where it gives one; where it gives least_n2, rows read in 16-byte vectors take a second piece at least that
+#: long: a short one is slow there (H200, session 41: LN forward 8448 as 8192 + 256 50.9% of copy, + 2048 85.3; LN
+#: backward 4352 as 4096 + 256 43.9, + 1024 71.6), but not on rows read one element a load (an odd N: 8193 as 8192 +
+#: 1 64.6, + 2048 44.8), which keep next_pow2(N - block_n). float32 has its own table
 #: (NORM_TUNED_FP32); float64, and N without an entry, use the rules below.
 NormEntry = tuple
 #: The forward's chunked rows of one program per row (torch.compile's reduction kernels, session 16): the L2 eviction
@@ -139,24 +142,42 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", False, 256): (16, 256, False, 8, 1, 2),  # 44.8 / 36.0% (session 7; was 32×256 w16 1/SM: 39.7 / 29.3)
     ("fwd", False, 512): (4, 512, False, 2, 1, 0),  # 75.9% of copy
     ("bwd", False, 512): (4, 512, False, 4, 1, 4),  # 59.5 / 59.2% (session 7; was 16×512 w16 1/SM: 49.0)
-    ("fwd", False, 768): (2, 512, False, 1, 1, 0),  # 512 + 256: 81.0%, N = 700: 65.5 (session 9; 1024 tiles 77.6, 45.7)
+    ("fwd", False, 768): (2, 512, False, 1, 1, 0, {"least_n2": 256}),  # 512 + 256: 81.0%, N = 700: 65.5 (session 9;
+    #                    1024 tiles 77.6, 45.7); H200 (session 41, + 32 / 128 -> + 256): 544 58.8 -> 74.2, 640 77.3 ->
+    #                    78.3
     ("fwd", False, 1024): (4, 1024, False, 4, 1, 0),  # 85.2% of copy
     ("bwd", False, 1024): (2, 1024, False, 4, 3, 4),  # 84.7% (session 17, the shift read as a pair; 1 stage: 73.1)
-    ("fwd", False, 1536): (2, 1024, False, 2, 1, 0),  # 1024 + 512: 90.3% (session 9; 2048 tiles: 83.9)
+    ("fwd", False, 1536): (2, 1024, False, 2, 1, 0, {"least_n2": 512}),  # 1024 + 512: 90.3% (session 9; 2048 tiles:
+    #                     83.9); the piece of 512 also below 1536 (H200, session 41, a piece of next_pow2(N - 1024) ->
+    #                     512): 1088 64.0 -> 83.4 (one row a tile: 76.5), 1100 54.6 -> 71.2, 1280 58.6 -> 88.6
     ("fwd", False, 2048): (1, 2048, False, 2, 1, 0),  # 91.9% of copy
     ("bwd", False, 2048): (1, 2048, False, 4, 3, 4),  # 77.4 / 77.7% (session 7); 91.8 (session 17, shift as a pair)
-    ("fwd", False, 3072): (1, 2048, False, 4, 1, 0),  # 2048 + 1024: 95.5 / 95.4% (session 9; 4096 tiles: 85.2)
-    ("fwd", False, 6144): (1, 4096, False, 4, 1, 0),  # 4096 + 1024 at 5120: 96.2% (session 9; the 8192 tile: 72.5)
+    ("fwd", False, 3072): (1, 2048, False, 2, 1, 0, {"least_n2": 1024}),  # 2048 + 1024. H200 (session 41, 4 warps
+    #                     and a second piece of next_pow2(N - 2048) -> this): 2304 63.6 -> 88.3, 2560 68.6 -> 93.0, 2816
+    #                     93.6 -> 95.2, 3072 95.5 -> 94.6 (a piece of 512 with 2 warps: 2304 93.9, 2560 94.0; of 256:
+    #                     68.1); session 9: 95.5 / 95.4% (4096 tiles: 85.2)
+    ("fwd", False, 6144): (1, 4096, False, 4, 1, 0, {"least_n2": 1024}),  # 4096 + 1024 at 5120: 96.2% (session 9;
+    #                     the 8192 tile: 72.5); H200 (session 41, + 256 / 512 -> + 1024): 4352 65.5 -> 94.7, 4608 67.4
+    #                     -> 96.4
     ("fwd", False, 4096): (1, 4096, False, 4, 1, 0),  # 94.6% of copy
     ("bwd", False, 4096): (1, 4096, False, 8, 3, 2),  # 78.5% of copy; 94.5 (session 17, the shift read as a pair)
-    ("bwd", False, 6144): (1, 4096, False, 8, 3, 2, True),  # 4096 + 1024 at 5120: 80.3% (session 17; 8192's: 69.4)
+    ("bwd", False, 6144): (1, 4096, False, 4, 3, 2, True, {"least_n2": 1024}),  # 4096 + 1024 at 5120: 80.3% (session
+    #                     17; 8192's: 69.4); H200 (session 41, 8 warps and + 256 / 512 / 1024 -> 4 warps, + 1024):
+    #                     4352 43.9 -> 94.8, 4608 77.6 -> 93.8, 5120 81.4 -> 92.2
     ("fwd", False, 8192): (1, 8192, False, 8, 1, 0),  # 86.9% of copy
-    ("fwd", False, 12288): (1, 8192, False, 8, 1, 0),  # 8192 + 4096: 97.1% (session 9; the 16384 tile: 78.5)
+    ("fwd", False, 12288): (1, 8192, False, 8, 1, 0, {"least_n2": 2048}),  # 8192 + 4096: 97.1% (session 9; the
+    #                     16384 tile: 78.5); H200 (session 41, + 256 / 512 / 1024 -> + 2048): 8448 50.9 -> 85.3, 8704
+    #                     54.6 -> 87.0, 9216 56.2 -> 89.3
     ("bwd", False, 8192): (1, 8192, False, 16, 3, 1),  # 76.2% of copy; 95.2 (session 17, the shift read as a pair)
-    ("bwd", False, 12288): (1, 8192, False, 16, 3, 1, True),  # 8192 + 4096: 95.4% H100 (session 18; 1 stage: 77.3)
-    ("fwd", False, 16384): (1, 16384, False, 8, 1, 0),  # 92.0% (session 13, two passes; 16 warps: 91.0)
-    ("bwd", False, 16384): (1, 16384, False, 16, 3, 1, True, {"hold_loaded": True}),  # 90.4% H100 (session 18;
-    #                                                    not holding the loads: 82.8, 64 B spilled; H200 66.4)
+    ("bwd", False, 12288): (1, 8192, False, 8, 3, 1, True, {"least_n2": 2048}),  # 8192 + 4096: 95.4% H100 (session
+    #                     18, 16 warps; 1 stage: 77.3); H200 (session 41, 16 warps and + 256 / 512 / 1024 / 2048 -> 8
+    #                     warps, + 2048): 8448 64.5 -> 92.7, 8704 54.7 -> 93.9, 9216 75.0 -> 95.8, 10240 77.4 -> 97.0
+    ("fwd", False, 16384): (1, 8192, False, 8, 1, 0),  # 8192 + 8192. H200 (session 41, the whole row -> this):
+    #                     12544 72.4 -> 82.8, 14336 78.2 -> 89.1, 16128 83.8 -> 92.7, 16384 93.6 -> 93.6 (the whole
+    #                     row, 16 warps, held or not: 66-82)
+    ("bwd", False, 16384): (1, 8192, False, 16, 3, 1, True),  # 8192 + 8192; 16384 itself: NORM_TUNED_EXACT. H200
+    #                     (session 41, the held whole row -> this): 12544 40.3 -> 60.3, 14336 44.0 -> 63.0, 16128 47.2
+    #                     -> 65.0 (holding the loads: 54.6-61.2; split rows of 512-4096 columns: 40-45)
     ("fwd", False, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "block_n2": 8192}),  # x held as
     #                      loaded. H200 (session 38): 17000 63.2, 20000 73.8, 22000 79.9, 24576 89.0% (before, by the
     #                      fallback, 32768's chunks: 53.5, 59.5, 59.5, 62.6; 2048 × w8 chunks, u8: 73.1, 74.1, 66.6,
@@ -182,22 +203,36 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 256): (32, 256, False, 16, 3, 1),  # 51.7 / 45.6% in two runs (session 7; was 1 stage: 46.1 / 44.9)
     ("fwd", True, 512): (4, 512, False, 2, 1, 0),  # 77.9% of copy
     ("bwd", True, 512): (4, 512, False, 4, 3, 4),  # 70.4 / 70.2% (session 7; was 16×512 w32 1/SM: 61.3)
-    ("fwd", True, 768): (2, 512, False, 1, 1, 0),  # 512 + 256: 85.1%, N = 700: 72.1 (session 9; 1024 tiles: 84.5, 64.7)
+    ("fwd", True, 768): (2, 512, False, 1, 1, 0, {"least_n2": 256}),  # 512 + 256: 85.1%, N = 700: 72.1 (session 9;
+    #                   1024 tiles: 84.5, 64.7); H200 (session 41, + 32 / 128 -> + 256): 544 75.1 -> 78.0, 640 79.5 ->
+    #                   79.8
     ("fwd", True, 1024): (2, 1024, False, 2, 1, 0),  # 88.9% of copy
     ("bwd", True, 1024): (2, 1024, False, 4, 3, 4),  # 74.5% of copy
     ("fwd", True, 2048): (1, 2048, False, 4, 1, 0),  # 93.5% of copy
-    ("bwd", True, 1536): (1, 1024, False, 2, 3, 4),  # 1024 + 512: 87.5% (session 9; 2048 tiles: 84.6)
+    ("bwd", True, 1536): (1, 1024, False, 2, 3, 4, {"least_n2": 256}),  # 1024 + 512: 87.5% (session 9; 2048 tiles:
+    #                    84.6); H200 (session 41, + 64 -> + 256): 1088 56.6 -> 75.1
     ("bwd", True, 2048): (2, 2048, False, 8, 3, 2),  # 84.9% of copy
     ("bwd", True, 3072): (1, 2048, False, 4, 3, 4),  # 2048 + 1024: 90.5% (session 9; 4096 tiles: 83.0)
     ("fwd", True, 3072): (1, 4096, False, 8, 1, 0),  # the 4096 entry before session 13 (not 4096's 4-row tiles)
-    ("fwd", True, 4096): (1, 4096, True, 8, 1, 0, LOOPED),  # 98.9% (session 16; 4-row tiles: 96.5)
+    ("fwd", True, 4096): (1, 4096, False, 8, 1, 0),  # rows of 3073-4095; 4096 itself: NORM_TUNED_EXACT. H200
+    #                    (session 41, the chunked row -> this): 3584 91.5 -> 96.2 (Liger 94)
     ("bwd", True, 4096): (2, 4096, False, 16, 3, 1),  # 93.7% of copy
-    ("bwd", True, 6144): (2, 4096, False, 16, 3, 1, True),  # 4096 + 1024 at 5120: 95.6% (session 9; 8192 tiles: 80.2)
+    ("bwd", True, 6144): (2, 4096, False, 16, 3, 1, True, {"least_n2": 1024}),  # 4096 + 1024 at 5120: 95.6% (session
+    #                     9; 8192 tiles: 80.2); H200 (session 41, + 256 / 512 -> + 1024): 4352 59.1 -> 87.2, 4608 81.3
+    #                     -> 91.2
     ("fwd", True, 8192): (1, 2048, True, 8, 1, 0, LOOPED_U4),  # 99.4% (session 16; whole row: 96.9)
     ("bwd", True, 8192): (1, 8192, False, 16, 3, 1),  # 96.8% of copy
-    ("fwd", True, 6144): (1, 4096, False, 4, 1, 0),  # 4096 + 1024 at 5120: 96.3% (session 9; the 8192 tile: 89.4)
-    ("fwd", True, 12288): (1, 8192, False, 8, 1, 0),  # 8192 + 4096: 95.0% (session 9; 16384 tiles, 4/SM: 87.9)
+    ("fwd", True, 6144): (1, 4096, False, 4, 1, 0, {"least_n2": 1024}),  # 4096 + 1024 at 5120: 96.3% (session 9;
+    #                     the 8192 tile: 89.4); H200 (session 41, + 256 / 512 -> + 1024): 4352 95.3 -> 96.0, 4608 93.7
+    #                     -> 95.9
+    ("fwd", True, 12288): (1, 8192, False, 8, 1, 0, {"least_n2": 2048}),  # 8192 + 4096: 95.0% (session 9; 16384
+    #                     tiles, 4/SM: 87.9); H200 (session 41, + 256 / 512 / 1024 -> + 2048): 8448 84.3 -> 97.2, 8704
+    #                     81.9 -> 97.4, 9216 85.5 -> 97.0
     ("fwd", True, 16384): (1, 16384, False, 8, 1, 0),  # 98.5% (session 13, two passes; 32 warps: 93.0)
+    ("bwd", True, 12288): (1, 8192, False, 16, 3, 1, True, {"least_n2": 2048}),  # 8192 + 4096. H200 (session 41,
+    #                     16384's whole row -> 8192 + next_pow2(N - 8192)): 9216 74.3 -> 96.2, 10240 78.5 -> 97.4,
+    #                     11264 82.0 -> 96.8, 12288 84.6 -> 95.9; + 256 / 512 -> + 2048: 8448 61.4 -> 91.9, 8704 61.7
+    #                     -> 93.7
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 91.9% (chunked 4×4096: 57.9)
     ("fwd", True, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "block_n2": 8192}),  # H200 (session
     #                     38): 20000 98.4% (32768's chunks: 92.5; second pieces of next_pow2(N - 16384), fp16: 17000
@@ -270,13 +305,18 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
-#: Rows of exactly a key's N (16-bit forward, measured on the H200 in bf16, without a residual), where another config
-#: than the key's other rows wins: a row of whole chunks, as many as the loop's unroll, runs the unrolled body once,
-#: every chunk's loads in one round; the key's shorter rows have fewer chunks than the unroll and never enter that
-#: body (peeling a ragged last chunk off the loops did not help: NOTES.md, session 38). Looked up before NORM_TUNED,
-#: after a device's own entries; not with a fused residual (``norm_fwd_config``). Sessions 38-39, kernels only (the
-#: key's entry -> this one).
+#: Rows of exactly a key's N (16-bit, measured on the H200 in bf16, without a residual), where another config than
+#: the key's other rows wins. The forward's chunks: a row of whole chunks, as many as the loop's unroll, runs the
+#: unrolled body once, every chunk's loads in one round; the key's shorter rows have fewer chunks than the unroll and
+#: never enter that body (peeling a ragged last chunk off the loops did not help: NOTES.md, session 38). Whole rows:
+#: a power-of-two row fills its tile, which the key's shorter rows leave part masked, where two pieces win. Looked up
+#: before NORM_TUNED, after a device's own entries; the forward's not with a fused residual (``norm_fwd_config``).
+#: Sessions 38-41, kernels only (the key's entry -> this one).
 NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
+    ("fwd", True, 4096): (1, 4096, True, 8, 1, 0, LOOPED),  # 98.9% (session 16; 4-row tiles: 96.5)
+    # The whole row held as loaded: 90.4% H100 (session 18; not holding the loads: 82.8, 64 B spilled); H200 75.9
+    # (session 41; 8192 + 8192, the key's other rows' entry: 65.2)
+    ("bwd", False, 16384): (1, 16384, False, 16, 3, 1, True, {"hold_loaded": True}),
     ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.8 -> 84.9 (the key's entry before session 38)
     # One 32-warp program an SM over 8 chunks of 8192, the weight and bias L2-only: L1 keeps the 128 KB row of x
     # that the second pass re-reads (without: 77.2; two programs an SM, 4096 × w16: 67.3)
@@ -311,14 +351,15 @@ class ScalarRows(NamedTuple):
 #: LN Liger 24-34, RMS Liger 38-53). Between 12289 and 16384 LN's rows read more in 512-column chunks (12289 43.2
 #: against 39.5), RMS's in 1024 (16383 64.1 against 50.7). The two-piece entries stay below 16385 (LN 2305 58.7
 #: against 38.4, 4099 72.2 against 41.9, 8193 64.7 against 44.2; RMS 4609 80.5 against 61.4, 8193 79.0 against
-#: 64.3), not past it (LN 16385 28.0 -> 40.4). Below 2049 the whole rows stay (LN 1537 34.4 against 34.3, RMS 55.4
+#: 64.3), not past it (LN 16385 28.0 -> 40.4), nor LayerNorm's two pieces of 12289-16384 (session 41; measured as
+#: whole rows then, and the chunks served them). Below 2049 the whole rows stay (LN 1537 34.4 against 34.3, RMS 55.4
 #: against 51.8); past 65536 unmeasured.
 _SCALAR_CHUNKS_256 = NormConfig(1, 256, True, 2, evict=True, unroll=4)
 _SCALAR_CHUNKS_512 = NormConfig(1, 512, True, 4, evict=True, unroll=4)
 _SCALAR_CHUNKS_1024 = NormConfig(1, 1024, True, 8, evict=True, unroll=4)
 NORM_FWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
-    False: (ScalarRows(2049, 4096, _SCALAR_CHUNKS_256, True), ScalarRows(4097, 16384, _SCALAR_CHUNKS_512, True),
-            ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
+    False: (ScalarRows(2049, 4096, _SCALAR_CHUNKS_256, True), ScalarRows(4097, 12288, _SCALAR_CHUNKS_512, True),
+            ScalarRows(12289, 16384, _SCALAR_CHUNKS_512), ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
     True: (ScalarRows(2049, 4096, _SCALAR_CHUNKS_256, True), ScalarRows(4097, 12288, _SCALAR_CHUNKS_512, True),
            ScalarRows(12289, 16384, _SCALAR_CHUNKS_1024, True), ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
 }
@@ -499,7 +540,7 @@ def _device_entry(kind: str, is_rms: bool, n: int, elem_size: int, device: int |
 
 
 def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
-           exact: bool = True) -> NormConfig | None:
+           exact: bool = True, scalar_loads: bool = False) -> NormConfig | None:
     tables = _tables(elem_size)
     if tables is None:
         return None
@@ -509,8 +550,11 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
         return None
     block_m, block_n, chunked, warps, stages, per_sm, *rest = hit
     extra = dict(rest.pop()) if rest and isinstance(rest[-1], dict) else {}
-    piece = extra.pop("block_n2", 0)  # an entry's own second piece
-    block_n2 = (piece or _next_pow2(n - block_n)) if not chunked and block_n < n else 0
+    piece = extra.pop("block_n2", 0)  # the entry's own second piece
+    least = extra.pop("least_n2", 0)  # its shortest second piece, on rows read in vectors
+    if scalar_loads:
+        least = 0
+    block_n2 = (piece or max(least, _next_pow2(n - block_n))) if not chunked and block_n < n else 0
     return NormConfig(block_m, block_n, chunked, warps, stages, per_sm * multiprocessor_count(device),
                       *(rest or [False]), block_n2, **extra)
 
@@ -528,7 +572,7 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
     way to the rules, and NORM_TUNED_EXACT's (whose gain is L1 keeping x for the re-read, which a residual's second
     pass does not make) to the key's entry. ``scalar_loads``: the rows are read one element a load (an odd N or row
     stride), where NORM_FWD_SCALAR_ROWS serves 16-bit rows without a residual."""
-    tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual)
+    tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual, scalar_loads=scalar_loads)
     if scalar_loads and elem_size == 2 and not residual:
         rows = _scalar_rows(NORM_FWD_SCALAR_ROWS[is_rms], n)
         if rows is not None and not (rows.two_pieces_stay and tuned is not None and tuned.block_n2):
@@ -562,7 +606,7 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
                 return cfg
     if split and (cfg := _split(is_rms, n, elem_size, device)) is not None:
         return cfg
-    tuned = _tuned("bwd", is_rms, n, elem_size, device)
+    tuned = _tuned("bwd", is_rms, n, elem_size, device, scalar_loads=scalar_loads)
     if tuned is not None:
         return tuned
     acc = 8 if elem_size == 8 else 4
