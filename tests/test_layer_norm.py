@@ -1188,9 +1188,10 @@ def test_more_than_2_pow_31_elements():
     torch.testing.assert_close(gx[-8:].float(), gref, rtol=2e-2, atol=2e-2)
 
 
-LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.bfloat16), (12289, torch.bfloat16),
-                   (16385, torch.bfloat16), (16386, torch.bfloat16), (20000, torch.bfloat16), (24576, torch.bfloat16),
-                   (21000, torch.float16), (26000, torch.bfloat16), (32768, torch.bfloat16), (65536, torch.bfloat16)]
+LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.bfloat16), (8704, torch.bfloat16),
+                   (12289, torch.bfloat16), (14336, torch.bfloat16), (16385, torch.bfloat16), (16386, torch.bfloat16),
+                   (20000, torch.bfloat16), (24576, torch.bfloat16), (21000, torch.float16), (26000, torch.bfloat16),
+                   (32768, torch.bfloat16), (65536, torch.bfloat16)]
 
 
 @pytest.mark.gpu
@@ -1200,8 +1201,9 @@ def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
     entries: the 24576 key's rows of 16384 + 8192 columns at its first even row (two columns into the second
     piece), its last, and between, in bf16 and fp16; the scalar rows' chunks and split rows at its first row (odd:
-    16385) and below (3073, 12289); the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the
-    exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
+    16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and LN's 16384 key's two
+    pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the exact 65536
+    entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
     w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
@@ -1311,6 +1313,23 @@ def test_least_second_piece(monkeypatch):
             if odd.block_n == block_n and not odd.chunked and not odd.split:
                 assert odd.block_n2 == C._next_pow2(n + 1 - block_n), (kind, is_rms, n + 1, odd)
     assert config("fwd", 8448, False, False).block_n2 == 2048 and config("fwd", 8449, False, True).block_n2 == 512
+    # With a fused residual (its gradient in the backward) odd rows skip the scalar rows' tables, not the rule
+    assert C.norm_fwd_config(4097, 2, 0, False, True, True).block_n2 == 1
+    assert C.norm_bwd_config(4097, 2, 0, False, False, True, residual=True).block_n2 == 1
+
+
+def test_least_second_piece_at_launch(monkeypatch):
+    """The backward's launcher asks for the second piece of the rows it reads: odd rows (read one element a load) keep
+    next_pow2(N - block_n), with a fused residual's gradient too; aligned rows take the entry's least piece."""
+    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
+    seen = []
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest: seen.append(meta["BLOCK_N2"]))
+    for n in (4097, 4352):  # LayerNorm's 6144 key: 4096 + next_pow2(N - 4096), at least 1024 on aligned rows
+        dy, x = torch.randn(2, n, dtype=torch.bfloat16), torch.randn(2, n, dtype=torch.bfloat16)
+        for dres_out in (None, torch.randn(2, n, dtype=torch.bfloat16)):
+            K.norm_bwd(dy, x, None, False, torch.zeros(2), torch.ones(2), dres_out, torch.bfloat16, None, 1e-5, 0.0,
+                       False, traceable=True)
+    assert seen == [1, 1, 1024, 1024]
 
 
 def test_exact_entries(monkeypatch):

@@ -122,10 +122,11 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 #: (direction, is_rms, ``norm_tuned_key(N)``): (block_m, block_n, chunked, num_warps, num_stages, programs per SM
 #: (0 = one program per tile)[, w_in_loop][, {other NormConfig fields}]). A whole-row (not chunked) entry whose block_n
 #: is below N holds rows as two pieces, block_n + next_pow2(N - block_n) columns, or block_n + the entry's own
-#: block_n2 where it gives one; where it gives least_n2, rows read in 16-byte vectors take a second piece at least that
-#: long: a short one is slow there (H200, session 41: LN forward 8448 as 8192 + 256 50.9% of copy, + 2048 85.3; LN
+#: block_n2 where it gives one; where it gives least_n2, a second piece at least that long: a short one is slow on
+#: rows read in 16-byte vectors (H200, session 41: LN forward 8448 as 8192 + 256 50.9% of copy, + 2048 85.3; LN
 #: backward 4352 as 4096 + 256 43.9, + 1024 71.6), but not on rows read one element a load (an odd N: 8193 as 8192 +
-#: 1 64.6, + 2048 44.8), which keep next_pow2(N - block_n). float32 has its own table
+#: 1 64.6, + 2048 44.8), which keep next_pow2(N - block_n); rows read 4 or 8 bytes a load take it too (unmeasured;
+#: so do sizes unknown at launch, traced with dynamic shapes). float32 has its own table
 #: (NORM_TUNED_FP32); float64, and N without an entry, use the rules below.
 NormEntry = tuple
 #: The forward's chunked rows of one program per row (torch.compile's reduction kernels, session 16): the L2 eviction
@@ -214,8 +215,9 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 2048): (2, 2048, False, 8, 3, 2),  # 84.9% of copy
     ("bwd", True, 3072): (1, 2048, False, 4, 3, 4),  # 2048 + 1024: 90.5% (session 9; 4096 tiles: 83.0)
     ("fwd", True, 3072): (1, 4096, False, 8, 1, 0),  # the 4096 entry before session 13 (not 4096's 4-row tiles)
-    ("fwd", True, 4096): (1, 4096, False, 8, 1, 0),  # rows of 3073-4095; 4096 itself: NORM_TUNED_EXACT. H200
-    #                    (session 41, the chunked row -> this): 3584 91.5 -> 96.2 (Liger 94)
+    ("fwd", True, 4096): (1, 4096, False, 8, 1, 0),  # rows of 3073-4095 (and 4096 with a fused residual, which the
+    #                    exact entry does not serve: unmeasured); 4096 itself: NORM_TUNED_EXACT. H200 (session 41,
+    #                    the chunked row -> this): 3584 91.5 -> 96.2 (Liger 94)
     ("bwd", True, 4096): (2, 4096, False, 16, 3, 1),  # 93.7% of copy
     ("bwd", True, 6144): (2, 4096, False, 16, 3, 1, True, {"least_n2": 1024}),  # 4096 + 1024 at 5120: 95.6% (session
     #                     9; 8192 tiles: 80.2); H200 (session 41, + 256 / 512 -> + 1024): 4352 59.1 -> 87.2, 4608 81.3
@@ -308,8 +310,9 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 #: Rows of exactly a key's N (16-bit, measured on the H200 in bf16, without a residual), where another config than
 #: the key's other rows wins. The forward's chunks: a row of whole chunks, as many as the loop's unroll, runs the
 #: unrolled body once, every chunk's loads in one round; the key's shorter rows have fewer chunks than the unroll and
-#: never enter that body (peeling a ragged last chunk off the loops did not help: NOTES.md, session 38). Whole rows:
-#: a power-of-two row fills its tile, which the key's shorter rows leave part masked, where two pieces win. Looked up
+#: never enter that body (peeling a ragged last chunk off the loops did not help: NOTES.md, session 38). LN's held
+#: backward row at 16384: a power-of-two row fills its tile, which the key's shorter rows leave part masked, where two
+#: pieces win. RMS's forward at 4096: its one chunk, where the key's shorter rows take the whole row. Looked up
 #: before NORM_TUNED, after a device's own entries; the forward's not with a fused residual (``norm_fwd_config``).
 #: Sessions 38-41, kernels only (the key's entry -> this one).
 NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
@@ -372,7 +375,8 @@ _SCALAR_SPLIT_2048 = NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads
 #: 38.6 (the 16384 key's whole row held as loaded spilled 232 bytes), 16383 11.3 -> 39.1, 16385 23.6 -> 34.6, 32769
 #: 26.4 -> 32.9; RMS 2305 35.3 -> 42.0, 5121 32.2 -> 41.3, 8193 29.6 -> 42.6, 12289 36.5 -> 42.5, 16385 27.6 -> 35.3
 #: (torch eager: 30-41). The tables keep, measured faster: LN's two pieces one past a power of two (4097 54.9
-#: against 40.4, 8193 43.5 against 38.4; four past, 4099, lost: 34.0 against 40.3), RMS's whole rows of 4096 and
+#: against 40.4, 8193 43.5 against 38.4, with the warps of session 40: session 41's fewer read 58.2 and 47.5; four
+#: past, 4099, lost: 34.0 against 40.3), RMS's whole rows of 4096 and
 #: 8192 (3073 46.3 against 39.9, 7169 48.3 against 41.5) and its power of two with a short rest (4097 44.2, 4099
 #: 44.5 against 40.3; 2049-2304 and 4100-4608 unmeasured, kept), and both past 40001 (LN 65535 31.4 -> 30.3).
 NORM_BWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
@@ -382,11 +386,13 @@ NORM_BWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
            ScalarRows(8193, 16384, _SCALAR_SPLIT_512), ScalarRows(16385, 40001, _SCALAR_SPLIT_2048)),
 }
 #: The backward's such rows where no split rows launch (traced by torch.compile; a cooperative grid the GPU refused;
-#: split rows that do not fit the programs): LN's 16384 key's whole row held as loaded spills there (12289 9.1%,
-#: 16383 11.3%, calls 1-6); a whole row of 32 warps, the weight re-read per row, not held: 21.0, 24.1 (call 9;
-#: 16 warps, 3 stages 6.7, 8.7; chunks of 1024 x w4 or 2048 x w8 15). RMS keeps its tables' rows (16 warps, the
-#: weight re-read: 8193 29.6, 12289 36.5, calls 1-6), within 1.4 of each unsplit config of call 9 (32 warps 29.1,
-#: 37.4; 3 stages 28.7, 37.9; chunks 22-23).
+#: split rows that do not fit the programs): LN's 16384 key's whole row held as loaded (its entry until session 41)
+#: spilled there (12289 9.1%, 16383 11.3%, session 40 calls 1-6); a whole row of 32 warps, the weight re-read per row,
+#: not held: 21.0, 24.1 (call 9; 16 warps, 3 stages 6.7, 8.7; chunks of 1024 x w4 or 2048 x w8 15); the two pieces
+#: of 8192 that the key's aligned rows take since session 41 are unmeasured on odd rows. RMS keeps its tables' rows:
+#: session 40 measured 16384's whole row (16 warps, the weight re-read: 8193 29.6, 12289 36.5) within 1.4 of each
+#: unsplit config (32 warps 29.1, 37.4; 3 stages 28.7, 37.9; chunks 22-23); since session 41 its 8193-12288 rows
+#: take the 12288 key's 8192 + next_pow2(N - 8192) (12287: 36.6 -> 43.7, session 41 call 8).
 NORM_BWD_SCALAR_ROWS_UNSPLIT: dict[bool, tuple[ScalarRows, ...]] = {
     False: (ScalarRows(12289, 16384, NormConfig(1, 16384, False, 32, 1, 1, True)),),
     True: (),
@@ -592,11 +598,12 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
 
 @functools.cache
 def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = False,
-                    split: bool = True, scalar_loads: bool = False) -> NormConfig:
+                    split: bool = True, scalar_loads: bool = False, residual: bool = False) -> NormConfig:
     """Backward tile and persistent grid for rows of ``n`` elements (``elem_size``: the wider of x, dy); ``split``:
     split rows may be chosen; ``scalar_loads``: the rows are read one element a load (an odd N or row stride), where
-    NORM_BWD_SCALAR_ROWS serves 16-bit rows, or NORM_BWD_SCALAR_ROWS_UNSPLIT where no split rows do."""
-    if scalar_loads and elem_size == 2:
+    NORM_BWD_SCALAR_ROWS serves 16-bit rows without a ``residual``'s gradient (measured without one), or
+    NORM_BWD_SCALAR_ROWS_UNSPLIT where no split rows do."""
+    if scalar_loads and elem_size == 2 and not residual:
         for table in (NORM_BWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS_UNSPLIT) if split else (NORM_BWD_SCALAR_ROWS_UNSPLIT,):
             rows = _scalar_rows(table[is_rms], n)
             if rows is None:

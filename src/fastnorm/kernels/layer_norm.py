@@ -1308,10 +1308,10 @@ def norm_bwd(
     esize = max(s2d.element_size(), dy2d.element_size())
     sizes = (n, dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n)
     align = _row_align(*sizes)
-    scalar_loads = _scalar_loads(sizes) and dres_out2d is None  # measured without a residual
+    scalar_loads = _scalar_loads(sizes)
 
     def heuristic(split: bool) -> NormConfig:
-        cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split, scalar_loads)
+        cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split, scalar_loads, dres_out2d is not None)
         if not _unlike_measured(esize, dres_out2d, weight):
             return cfg
         return norm_fit_prefetch(cfg, _bwd_column_bytes(cfg, dy2d, s2d, dres_out2d, weight, has_bias))
