@@ -1289,6 +1289,13 @@ def test_held_two_piece_entries_fix_their_second_piece():
         assert entry[-1] == before
 
 
+def _config(kind, n, is_rms, elem_size=2, scalar=False, residual=False):
+    """The config an H200-like device (device 0) picks for rows of ``n``, forward or backward (unsplit: as traced)."""
+    if kind == "fwd":
+        return C.norm_fwd_config(n, elem_size, 0, is_rms, residual, scalar)
+    return C.norm_bwd_config(n, elem_size, 0, is_rms, False, scalar, residual)
+
+
 def test_least_second_piece(monkeypatch):
     """An entry's ``least_n2``: rows read in 16-byte vectors take a second piece of at least that many columns (a
     short one measured slow), longer where next_pow2(N - block_n) is; rows read one element a load (an odd N) keep
@@ -1297,25 +1304,20 @@ def test_least_second_piece(monkeypatch):
     least = [(key, e) for key, e in C.NORM_TUNED.items() if isinstance(e[-1], dict) and "least_n2" in e[-1]]
     assert len(least) >= 10  # the 768 ... 12288 keys' two-piece entries
 
-    def config(kind, n, is_rms, scalar):
-        if kind == "fwd":
-            return C.norm_fwd_config(n, 2, 0, is_rms, False, scalar)
-        return C.norm_bwd_config(n, 2, 0, is_rms, False, scalar)
-
     for (kind, is_rms, key), entry in least:
         block_n, piece = entry[1], entry[-1]["least_n2"]
         for n in (block_n + 2, block_n + piece // 2, key):  # the key's first rows, a short piece, the key's own row
             derived = C._next_pow2(n - block_n)
-            cfg = config(kind, n, is_rms, False)
+            cfg = _config(kind, n, is_rms, scalar=False)
             assert (cfg.block_n, cfg.block_n2) == (block_n, max(piece, derived)), (kind, is_rms, n, cfg)
             assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
-            odd = config(kind, n + 1, is_rms, True)  # the next (odd) row, when the tables serve it
+            odd = _config(kind, n + 1, is_rms, scalar=True)  # the next (odd) row, when the tables serve it
             if odd.block_n == block_n and not odd.chunked and not odd.split:
                 assert odd.block_n2 == C._next_pow2(n + 1 - block_n), (kind, is_rms, n + 1, odd)
-    assert config("fwd", 8448, False, False).block_n2 == 2048 and config("fwd", 8449, False, True).block_n2 == 512
+    assert _config("fwd", 8448, False).block_n2 == 2048 and _config("fwd", 8449, False, scalar=True).block_n2 == 512
     # With a fused residual (its gradient in the backward) odd rows skip the scalar rows' tables, not the rule
-    assert C.norm_fwd_config(4097, 2, 0, False, True, True).block_n2 == 1
-    assert C.norm_bwd_config(4097, 2, 0, False, False, True, residual=True).block_n2 == 1
+    for kind in ("fwd", "bwd"):
+        assert _config(kind, 4097, False, scalar=True, residual=True).block_n2 == 1, kind
 
 
 def test_least_second_piece_at_launch(monkeypatch):
@@ -1341,24 +1343,19 @@ def test_exact_entries(monkeypatch):
     not."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
 
-    def config(kind, n, is_rms, elem_size=2, residual=False):
-        if kind == "fwd":
-            return C.norm_fwd_config(n, elem_size, 0, is_rms, residual)
-        return C.norm_bwd_config(n, elem_size, 0, is_rms, split=False)
-
-    fp32 = {key: config(key[0], key[2], key[1], 4) for key in C.NORM_TUNED_EXACT}
+    fp32 = {key: _config(key[0], key[2], key[1], 4) for key in C.NORM_TUNED_EXACT}
     for (kind, is_rms, n), entry in C.NORM_TUNED_EXACT.items():
-        cfg = config(kind, n, is_rms)
+        cfg = _config(kind, n, is_rms)
         assert cfg[:4] == entry[:4], (kind, n, is_rms, cfg)
         if cfg.chunked:
             assert kind == "fwd" and n % cfg.block_n == 0 and n // cfg.block_n == cfg.unroll  # one round of the loop
-        other = config(kind, n - 1, is_rms)
+        other = _config(kind, n - 1, is_rms)
         assert other != cfg and C.norm_tuned_key(n - 1) == n, (kind, n, is_rms, other)
         assert C.norm_bwd_config(n, 2, 0, is_rms) == cfg or kind == "fwd"  # split rows do not take it over
         if kind == "fwd":  # with a fused residual: the key's entry (at 65536 held, so the rules)
-            assert config(kind, n, is_rms, residual=True) == config(kind, n - 1, is_rms, residual=True), (n, is_rms)
+            assert _config(kind, n, is_rms, residual=True) == _config(kind, n - 1, is_rms, residual=True), (n, is_rms)
     assert C.norm_fwd_config(65536, 2, 0, False).params_l2_only and C.norm_fwd_config(65536, 2, 0, False).programs
-    assert config("bwd", 16384, False).hold_loaded and config("bwd", 16383, False).block_n2 == 8192
+    assert _config("bwd", 16384, False).hold_loaded and _config("bwd", 16383, False).block_n2 == 8192
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H100 80GB HBM3")  # its own entries come first
     for is_rms in (False, True):
         assert C.norm_fwd_config(65536, 2, 0, is_rms) == C.norm_fwd_config(60000, 2, 0, is_rms)
@@ -1368,7 +1365,7 @@ def test_exact_entries(monkeypatch):
     assert not C.norm_fwd_config(49152, 2, 0, False).programs
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows never took them
-    assert fp32 == {key: config(key[0], key[2], key[1], 4) for key in fp32}
+    assert fp32 == {key: _config(key[0], key[2], key[1], 4) for key in fp32}
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

@@ -376,9 +376,9 @@ _SCALAR_SPLIT_2048 = NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads
 #: 26.4 -> 32.9; RMS 2305 35.3 -> 42.0, 5121 32.2 -> 41.3, 8193 29.6 -> 42.6, 12289 36.5 -> 42.5, 16385 27.6 -> 35.3
 #: (torch eager: 30-41). The tables keep, measured faster: LN's two pieces one past a power of two (4097 54.9
 #: against 40.4, 8193 43.5 against 38.4, with the warps of session 40: session 41's fewer read 58.2 and 47.5; four
-#: past, 4099, lost: 34.0 against 40.3), RMS's whole rows of 4096 and
-#: 8192 (3073 46.3 against 39.9, 7169 48.3 against 41.5) and its power of two with a short rest (4097 44.2, 4099
-#: 44.5 against 40.3; 2049-2304 and 4100-4608 unmeasured, kept), and both past 40001 (LN 65535 31.4 -> 30.3).
+#: past, 4099, lost: 34.0 against 40.3), RMS's whole rows of 4096 and 8192 (3073 46.3 against 39.9, 7169 48.3
+#: against 41.5) and its power of two with a short rest (4097 44.2, 4099 44.5 against 40.3; 2049-2304 and 4100-4608
+#: unmeasured, kept), and both past 40001 (LN 65535 31.4 -> 30.3).
 NORM_BWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
     False: (ScalarRows(2049, 4096, _SCALAR_SPLIT_512), ScalarRows(4098, 8192, _SCALAR_SPLIT_512),
             ScalarRows(8194, 16384, _SCALAR_SPLIT_512), ScalarRows(16385, 40001, _SCALAR_SPLIT_2048)),
