@@ -1199,11 +1199,12 @@ LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.b
 @pytest.mark.parametrize(("n", "dt"), LARGE_GPU_CASES, ids=[f"{n}-{str(d)[6:]}" for n, d in LARGE_GPU_CASES])
 def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
-    entries: the 24576 key's rows of 16384 + 8192 columns at its first even row (two columns into the second
-    piece), its last, and between, in bf16 and fp16; the scalar rows' chunks and split rows at its first row (odd:
-    16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and LN's 16384 key's two
-    pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the exact 65536
-    entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
+    entries: the 24576 key's held rows of 16384 + 8192 columns (LayerNorm's: + at least 4096) at its first even row
+    (two columns into the second piece), its last, and between, in bf16 and fp16; the scalar rows' chunks and split
+    rows at its first row (odd: 16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 +
+    2048) and LN's 16384 key's two pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's
+    chunks (32768); the exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias
+    L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
     w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
@@ -1271,22 +1272,29 @@ def test_tuned_key_buckets(monkeypatch):
 
 def test_held_two_piece_entries_fix_their_second_piece():
     """An entry that holds 16-bit loads as loaded and may split rows into two pieces names its second piece
-    (``block_n2``, at least 2 elements a thread): held loads pass through assembly two to a register
-    (``_unmerged``), which does not compile for a piece of one element a thread, as next_pow2(N - block_n) would
-    give just past block_n (N = 16385: 1). The entry's piece serves every row of its key, and the tables stay as
-    written."""
+    (``block_n2``) or its least (``least_n2``), at least 2 elements a thread: held loads pass through assembly two to
+    a register (``_unmerged``), which does not compile for a piece of one element a thread, as next_pow2(N -
+    block_n) would give just past block_n (N = 16385: 1). The piece serves every row of its key, rows read one
+    element a load too (whose least pieces otherwise give way to next_pow2), and the tables stay as written."""
     tables = [C.NORM_TUNED] + [t[2] for t in C.NORM_TUNED_BY_DEVICE.values() if 2 in t]
     held = [(key, e) for t in tables for key, e in t.items()
             if isinstance(e[-1], dict) and e[-1].get("hold_loaded") and not e[2] and e[1] < key[2]]
     assert held  # LayerNorm's and RMSNorm's 24576 forward entries
     for (kind, is_rms, key), entry in held:
-        assert "block_n2" in entry[-1], (kind, is_rms, key)
+        piece = entry[-1].get("block_n2") or entry[-1].get("least_n2")
+        assert piece >= 2 * 32 * entry[3], (kind, is_rms, key)
         before = dict(entry[-1])
-        for n in (entry[1] + 1, key):
-            cfg = (C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config)(n, 2, None, is_rms)
-            assert cfg.block_n2 == entry[-1]["block_n2"] and cfg.hold_loaded, (kind, is_rms, n, cfg)
-            assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
+        for n in (entry[1] + 1, entry[1] + 2, key):
+            for scalar in (False, True):
+                pick = C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config
+                cfg = pick(n, 2, None, is_rms, scalar_loads=scalar)
+                if cfg.chunked:  # the scalar rows' tables' chunks
+                    continue
+                expected = entry[-1].get("block_n2") or max(piece, C._next_pow2(n - entry[1]))
+                assert cfg.block_n2 == expected and cfg.hold_loaded, (kind, is_rms, n, scalar, cfg)
+                assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
         assert entry[-1] == before
+    assert C._tuned("fwd", False, 16386, 2, None, scalar_loads=True).block_n2 >= 1024  # not next_pow2(2)
 
 
 def _config(kind, n, is_rms, elem_size=2, scalar=False, residual=False):
@@ -1301,17 +1309,18 @@ def test_least_second_piece(monkeypatch):
     short one measured slow), longer where next_pow2(N - block_n) is; rows read one element a load (an odd N) keep
     next_pow2(N - block_n), measured faster there (session 41). Both directions, both norms, every such entry."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
-    least = [(key, e) for key, e in C.NORM_TUNED.items() if isinstance(e[-1], dict) and "least_n2" in e[-1]]
-    assert len(least) >= 10  # the 768 ... 12288 keys' two-piece entries
+    least = [(esize, key, e) for esize, table in ((2, C.NORM_TUNED), (4, C.NORM_TUNED_FP32))
+             for key, e in table.items() if isinstance(e[-1], dict) and "least_n2" in e[-1]]
+    assert len(least) >= 13  # the 768 ... 24576 keys' two-piece entries, 16-bit and float32
 
-    for (kind, is_rms, key), entry in least:
+    for esize, (kind, is_rms, key), entry in least:
         block_n, piece = entry[1], entry[-1]["least_n2"]
         for n in (block_n + 2, block_n + piece // 2, key):  # the key's first rows, a short piece, the key's own row
             derived = C._next_pow2(n - block_n)
-            cfg = _config(kind, n, is_rms, scalar=False)
+            cfg = _config(kind, n, is_rms, esize, scalar=False)
             assert (cfg.block_n, cfg.block_n2) == (block_n, max(piece, derived)), (kind, is_rms, n, cfg)
             assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
-            odd = _config(kind, n + 1, is_rms, scalar=True)  # the next (odd) row, when the tables serve it
+            odd = _config(kind, n + 1, is_rms, esize, scalar=True)  # the next (odd) row, when the tables serve it
             if odd.block_n == block_n and not odd.chunked and not odd.split:
                 assert odd.block_n2 == C._next_pow2(n + 1 - block_n), (kind, is_rms, n + 1, odd)
     assert _config("fwd", 8448, False).block_n2 == 2048 and _config("fwd", 8449, False, scalar=True).block_n2 == 512

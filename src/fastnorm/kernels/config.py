@@ -179,12 +179,15 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", False, 16384): (1, 8192, False, 16, 3, 1, True),  # 8192 + 8192; 16384 itself: NORM_TUNED_EXACT. H200
     #                     (session 41, the held whole row -> this): 12544 40.3 -> 60.3, 14336 44.0 -> 63.0, 16128 47.2
     #                     -> 65.0 (holding the loads: 54.6-61.2; split rows of 512-4096 columns: 40-45)
-    ("fwd", False, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "block_n2": 8192}),  # x held as
+    ("fwd", False, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "least_n2": 4096}),  # x held as
     #                      loaded. H200 (session 38): 17000 63.2, 20000 73.8, 22000 79.9, 24576 89.0% (before, by the
     #                      fallback, 32768's chunks: 53.5, 59.5, 59.5, 62.6; 2048 × w8 chunks, u8: 73.1, 74.1, 66.6,
     #                      74.8; second pieces of next_pow2(N - 16384), fp16: 17000 50.6, 20480 90.9, 24576 95.3).
     #                      H100 (session 38): 17000 68.0 -> 87.0, 20000 73.4 -> 95.7, 22000 69.2 -> 98.0, 24576 75.9 ->
-    #                      99.0
+    #                      99.0. H200 (session 42, a second piece of 8192 -> at least 4096): 17408 65.5 -> 74.7, 18432
+    #                      68.9 -> 78.3, 20000 73.6 -> 82.1, 20480 75.5 -> 76.7 (at least 2048: 17408 50.8, 18432
+    #                      53.0; the chunks, 2048 × w8, u8, won at 16896-18432 by 8-12 and at 20480 by 8, tied at
+    #                      19000-19456 and 21504, lost at 20000 by 4, 22528 by 2, 24576 by 14: left out)
     ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # rows of 24577-32767; 32768 itself: NORM_TUNED_EXACT. H200
     #                     (session 38, the chunks of 4096 × w16, u8 -> this): 26000 59.7 -> 66.7, 28000 61.9 -> 69.3,
     #                     30000 60.6 -> 71.8 (fewer than 8 chunks: the unrolled loop's body never runs)
@@ -259,7 +262,9 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 256): (8, 256, False, 1, 1, 0),  # 79.9% (rules: 75.9)
     ("bwd", False, 256): (16, 256, False, 8, 1, 2),  # 70.3% (35.0: the rules' prefetch)
     ("bwd", False, 512): (4, 512, False, 4, 3, 2),  # 84.3% (65.2)
-    ("fwd", False, 768): (2, 512, False, 2, 1, 0),  # 512 + 256: 91.4% (90.5; else 1024's entry)
+    ("fwd", False, 768): (2, 512, False, 2, 1, 0, {"least_n2": 256}),  # 512 + 256: 91.4% (90.5; else 1024's
+    #                   entry). Session 42 (second pieces of next_pow2(N - 512) -> at least 256): 544 83.2 -> 86.6, 640
+    #                   87.3 -> 88.4
     ("bwd", False, 768): (1, 512, False, 1, 3, 4),  # 512 + 256: 90.1% (76.8)
     ("fwd", False, 1024): (1, 1024, False, 4, 1, 0),  # 92.8% (91.8; two passes)
     ("bwd", False, 1024): (1, 1024, False, 2, 3, 4),  # 92.5% (89.1)
@@ -275,7 +280,8 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", False, 6144): (1, 8192, False, 16, 3, 1),  # at 5120: 98.9% (73.4)
     ("fwd", False, 8192): (1, 8192, False, 16, 1, 0),  # 97.9% (96.8; two passes)
     ("bwd", False, 8192): (1, 8192, False, 16, 3, 1, True),  # 97.6% (91.5)
-    ("fwd", False, 12288): (1, 8192, False, 16, 1, 0),  # 8192 + 4096: 98.1% (74.8)
+    ("fwd", False, 12288): (1, 8192, False, 16, 1, 0, {"least_n2": 2048}),  # 8192 + 4096: 98.1% (74.8). Session
+    #                    42 (at least 2048 in the second piece): 8448 94.4 -> 94.6, 8704 72.8 -> 95.8, 9216 73.3 -> 98.5
     ("bwd", False, 12288): (1, 8192, False, 16, 1, 1),  # 8192 + 4096: 83.5% (chunked: 35.6), 16 B spills
     ("fwd", False, 16384): (1, 2048, True, 16, 1, 0, LOOPED_U4),  # 92.4% (session 17; whole row, 4/SM: 89.1)
     ("fwd", False, 65536): (1, 8192, True, 8, 3, 4),  # 67.9% (44.0: the rules' L2 budget of rows in flight)
@@ -299,7 +305,9 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", True, 8192): (1, 4096, True, 16, 1, 0, LOOPED_U2),  # 101.1% (session 16; whole row w32: 98.3)
     ("fwd", True, 16384): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 101.4% (session 16; rules: 97.7)
     ("bwd", True, 8192): (1, 8192, False, 16, 1, 1),  # 98.4% (95.4)
-    ("fwd", True, 12288): (2, 8192, False, 32, 1, 0),  # 8192 + 4096: 99.0% (97.9)
+    ("fwd", True, 12288): (2, 8192, False, 32, 1, 0),  # 8192 + 4096: 99.0% (97.9). Session 42, against 1 × 8192,
+    #                   w16, at least 2048 in the second piece: 8448 89.2 / 97.6, 9216 94.3 / 97.6, 10240 96.5 / 97.3,
+    #                   10500 94.8 / 97.2, 11264 99.4 / 98.1, 12288 99.4 / 97.8 (no range of a key's rows: kept)
     ("bwd", True, 12288): (1, 8192, False, 16, 1, 1),  # 8192 + 4096: 91.5% (chunked: 53.4)
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 93.8% (chunked: 50.4), 8 B spills
     ("fwd", True, 65536): (1, 8192, True, 16, 3, 4),  # 69.8% (49.1); session 16's looped rows (8192 × w16, u8): 72.4
@@ -558,7 +566,7 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
     extra = dict(rest.pop()) if rest and isinstance(rest[-1], dict) else {}
     piece = extra.pop("block_n2", 0)  # the entry's own second piece
     least = extra.pop("least_n2", 0)  # its shortest second piece, on rows read in vectors
-    if scalar_loads:
+    if scalar_loads and not extra.get("hold_loaded"):  # held loads need 2 elements a thread in it: on every row
         least = 0
     block_n2 = (piece or max(least, _next_pow2(n - block_n))) if not chunked and block_n < n else 0
     return NormConfig(block_m, block_n, chunked, warps, stages, per_sm * multiprocessor_count(device),
@@ -720,6 +728,8 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
         for n in [n for _, _, n in tuned] + [n for _, n in split_tuned]:
             if n & (n - 1):  # a 3P/4 key, then P's entry
                 edges.update((_first_row(n), n + 1))
+        # the first rows read in 16-byte vectors whose second piece is an entry's least (odd rows: next_pow2's)
+        edges.update(v[1] + 8 for v in tuned.values() if isinstance(v[-1], dict) and "least_n2" in v[-1])
         if elem_size == 2:  # rows of exactly an exact entry's N, and one shorter
             edges.update(m for _, _, n in NORM_TUNED_EXACT for m in (n - 1, n))
     if elem_size == 2:  # odd rows take the scalar rows' configs in their ranges: the even row after each, and the edges
