@@ -365,6 +365,8 @@ def table(ns, copy_gbs):
 
 
 def regs_of_last_launch(launcher) -> tuple[int, int]:
+    """Registers and spills of the kernel ``launcher`` launched last, when its cache was emptied before that launch
+    (a kernel compiled earlier, by ``precompile`` or an earlier variant, is not added to the cache again)."""
     kernel = list(launcher.cache.values())[-1].kernel
     return kernel.n_regs, kernel.n_spills
 
@@ -401,8 +403,9 @@ def measure_configs(kind: str, is_rms: bool, n: int, sms: int, copy_gbs: float, 
             return run_bwd(dy, x, w, b is not None, mean, rstd, is_rms, cfg)
     base = run()
     rows, runs = [], []
-    # A variant equal to the current config would hit its compiled kernel: regs_of_last_launch would misname it.
     for cfg in [current, *(v for v in variants(n, sms) if v != current)]:
+        for kernel_launcher in (launcher, K._bwd_split):  # so that regs_of_last_launch reads this config's kernel
+            kernel_launcher.cache.clear()
         try:
             got = run(cfg)
         except Exception as e:  # a variant past a resource limit

@@ -1076,10 +1076,11 @@ def as_rows(t: torch.Tensor, n: int) -> torch.Tensor:
     return t2.contiguous()  # also when traced (torch.compile): a fake tensor has no address to check
 
 
-def _scalar_loads(sizes: tuple) -> bool:
-    """Whether rows of ``sizes`` (N and the row strides, as for :func:`_row_align`) are read one element a load: an
-    odd N or stride, not a symbolic one (whose alignment is unknown, not odd)."""
-    return _row_align(*sizes) == 1 and all(type(v) is int for v in sizes)
+def _scalar_loads(sizes: tuple, align: int | None = None) -> bool:
+    """Whether rows of ``sizes`` (N and the row strides, as for :func:`_row_align`; ``align`` its value where the
+    caller has it) are read one element a load: an odd N or stride, not a symbolic one (whose alignment is unknown,
+    not odd)."""
+    return (_row_align(*sizes) if align is None else align) == 1 and all(type(v) is int for v in sizes)
 
 
 def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
@@ -1225,7 +1226,7 @@ def norm_fwd(
     align = _row_align(*sizes)
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
     cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, res2d is not None,
-                                    _scalar_loads(sizes))
+                                    _scalar_loads(sizes, align))
     if config is not None:
         _check_pieces(config, n, is_f64, backward=False)
     elif _unlike_measured(x2d.element_size(), res2d, weight, bias):
@@ -1308,7 +1309,7 @@ def norm_bwd(
     esize = max(s2d.element_size(), dy2d.element_size())
     sizes = (n, dy2d.stride(0), s2d.stride(0), 0 if dres_out2d is None else dres_out2d.stride(0), n, n)
     align = _row_align(*sizes)
-    scalar_loads = _scalar_loads(sizes)
+    scalar_loads = _scalar_loads(sizes, align)
 
     def heuristic(split: bool) -> NormConfig:
         cfg = norm_bwd_config(int(n), esize, device_index(s2d), is_rms, split, scalar_loads, dres_out2d is not None)
