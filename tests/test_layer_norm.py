@@ -1270,31 +1270,33 @@ def test_tuned_key_buckets(monkeypatch):
     assert C.norm_fwd_config(3000, 2, None, True) == C.norm_fwd_config(3000, 8, None, True)  # untuned: the rules
 
 
-def test_held_two_piece_entries_fix_their_second_piece():
+def test_held_two_piece_entries_fix_their_second_piece(monkeypatch):
     """An entry that holds 16-bit loads as loaded and may split rows into two pieces names its second piece
     (``block_n2``) or its least (``least_n2``), at least 2 elements a thread: held loads pass through assembly two to
     a register (``_unmerged``), which does not compile for a piece of one element a thread, as next_pow2(N -
     block_n) would give just past block_n (N = 16385: 1). The piece serves every row of its key, rows read one
     element a load too (whose least pieces otherwise give way to next_pow2), and the tables stay as written."""
-    tables = [C.NORM_TUNED] + [t[2] for t in C.NORM_TUNED_BY_DEVICE.values() if 2 in t]
-    held = [(key, e) for t in tables for key, e in t.items()
+    tables = [("H200", C.NORM_TUNED)] + [(part, t[2]) for part, t in C.NORM_TUNED_BY_DEVICE.items() if 2 in t]
+    held = [(part, key, e) for part, t in tables for key, e in t.items()
             if isinstance(e[-1], dict) and e[-1].get("hold_loaded") and not e[2] and e[1] < key[2]]
-    assert held  # LayerNorm's and RMSNorm's 24576 forward entries
-    for (kind, is_rms, key), entry in held:
+    assert held  # LayerNorm's and RMSNorm's 24576 forward entries (the H100's LayerNorm one too)
+    for part, (kind, is_rms, key), entry in held:
+        monkeypatch.setattr(C, "device_name", lambda index, part=part: f"NVIDIA {part}")
         piece = entry[-1].get("block_n2") or entry[-1].get("least_n2")
         assert piece >= 2 * 32 * entry[3], (kind, is_rms, key)
         before = dict(entry[-1])
         for n in (entry[1] + 1, entry[1] + 2, key):
             for scalar in (False, True):
                 pick = C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config
-                cfg = pick(n, 2, None, is_rms, scalar_loads=scalar)
+                cfg = pick(n, 2, 0, is_rms, scalar_loads=scalar)
                 if cfg.chunked:  # the scalar rows' tables' chunks
                     continue
                 expected = entry[-1].get("block_n2") or max(piece, C._next_pow2(n - entry[1]))
-                assert cfg.block_n2 == expected and cfg.hold_loaded, (kind, is_rms, n, scalar, cfg)
+                assert cfg.block_n2 == expected and cfg.hold_loaded, (part, kind, is_rms, n, scalar, cfg)
                 assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
         assert entry[-1] == before
-    assert C._tuned("fwd", False, 16386, 2, None, scalar_loads=True).block_n2 >= 1024  # not next_pow2(2)
+    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")  # a least piece, on rows read one element a
+    assert C._tuned("fwd", False, 16386, 2, 0, scalar_loads=True).block_n2 >= 1024  # load: not next_pow2(2)
 
 
 def _config(kind, n, is_rms, elem_size=2, scalar=False, residual=False):

@@ -438,6 +438,9 @@ NORM_TUNED_BY_DEVICE: dict[str, dict[int, dict[tuple[str, bool, int], NormEntry]
             # The tables' 49152 entry, so that the H200's NORM_TUNED_EXACT entry at 49152 (not measured here) does
             # not serve it (session 38: 49152 73.3 without x L2-only, 71.9 with)
             ("fwd", False, 49152): NORM_TUNED[("fwd", False, 49152)],
+            # The 24576 key's held rows with the second piece of 8192 they were measured with here (session 38:
+            # 17000-24576 87.0-99.0); the H200's least piece of 4096 (session 42) is not measured here
+            ("fwd", False, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "block_n2": 8192}),
             # The 65536 key's held whole row as the tables had it for the H100 (session 18: LN 89.8, RMS 97.0), so
             # that the H200's NORM_TUNED_EXACT entries at 65536 (not measured here) do not serve it
             ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),
