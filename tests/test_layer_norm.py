@@ -1309,7 +1309,8 @@ def _config(kind, n, is_rms, elem_size=2, scalar=False, residual=False):
 def test_least_second_piece(monkeypatch):
     """An entry's ``least_n2``: rows read in 16-byte vectors take a second piece of at least that many columns (a
     short one measured slow), longer where next_pow2(N - block_n) is; rows read one element a load (an odd N) keep
-    next_pow2(N - block_n), measured faster there (session 41). Both directions, both norms, every such entry."""
+    next_pow2(N - block_n), measured faster there (session 41; an entry that holds its loads keeps its least there:
+    ``test_held_two_piece_entries_fix_their_second_piece``). Both directions, both norms, every such entry."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     least = [(esize, key, e) for esize, table in ((2, C.NORM_TUNED), (4, C.NORM_TUNED_FP32))
              for key, e in table.items() if isinstance(e[-1], dict) and "least_n2" in e[-1]]

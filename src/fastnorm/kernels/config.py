@@ -125,9 +125,9 @@ def _pow2_warps(elements: int, per_thread: int) -> int:
 #: block_n2 where it gives one; where it gives least_n2, a second piece at least that long: a short one is slow on
 #: rows read in 16-byte vectors (H200, session 41: LN forward 8448 as 8192 + 256 50.9% of copy, + 2048 85.3; LN
 #: backward 4352 as 4096 + 256 43.9, + 1024 71.6), but not on rows read one element a load (an odd N: 8193 as 8192 +
-#: 1 64.6, + 2048 44.8), which keep next_pow2(N - block_n); rows read 4 or 8 bytes a load take it too (unmeasured;
-#: so do sizes unknown at launch, traced with dynamic shapes). float32 has its own table
-#: (NORM_TUNED_FP32); float64, and N without an entry, use the rules below.
+#: 1 64.6, + 2048 44.8), which keep next_pow2(N - block_n) (but for entries that hold their loads: see _tuned);
+#: rows read 4 or 8 bytes a load take it too (unmeasured; so do sizes unknown at launch, traced with dynamic shapes).
+#: float32 has its own table (NORM_TUNED_FP32); float64, and N without an entry, use the rules below.
 NormEntry = tuple
 #: The forward's chunked rows of one program per row (torch.compile's reduction kernels, session 16): the L2 eviction
 #: hints on, the chunk loops unrolled 2, 4 or 8 times (rows of one chunk: not unrolled, LOOPED; measured with unroll 2
