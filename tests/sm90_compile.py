@@ -192,6 +192,17 @@ def _norm_cases(fastnorm) -> list:
                 kernels.norm_bwd(x.detach(), x.detach(), w.detach(), not is_rms, None if is_rms else stats, stats,
                                  None, torch.bfloat16, None, 1e-5, 0.0, is_rms, torch.bfloat16, traceable=True)
 
+    def vector_rows():  # rows read in vectors in a vector rows' range: its first aligned row and its last
+        from fastnorm.kernels import config
+
+        for dtype in (torch.bfloat16, torch.float32):
+            for rows in config.vector_row_ranges(dtype.itemsize):
+                for n in (config._aligned_row(rows.low), rows.high):
+                    x = _meta(64, n, dtype=dtype, grad=True)
+                    w, b = _meta(n, dtype=dtype, grad=True), _meta(n, dtype=dtype, grad=True)
+                    _fwd_bwd(fastnorm.layer_norm, x, n, w, b)
+                    _fwd_bwd(fastnorm.rms_norm, x, n, w)
+
     def device_entries():  # the entries of named devices (meta tensors have no device: name one)
         from fastnorm.kernels import config
 
@@ -211,7 +222,7 @@ def _norm_cases(fastnorm) -> list:
                                 _fwd_bwd(fastnorm.rms_norm, x, n, w, residual=residual, every_output=True)
         finally:
             config.device_name = named
-    return cases + [options, scalar_rows, device_entries]
+    return cases + [options, scalar_rows, vector_rows, device_entries]
 
 
 def _tuned_rows(elem_size: int) -> list[int]:

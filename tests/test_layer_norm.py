@@ -1190,8 +1190,8 @@ def test_more_than_2_pow_31_elements():
 
 LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.bfloat16), (8704, torch.bfloat16),
                    (12289, torch.bfloat16), (14336, torch.bfloat16), (16385, torch.bfloat16), (16386, torch.bfloat16),
-                   (20000, torch.bfloat16), (24576, torch.bfloat16), (21000, torch.float16), (26000, torch.bfloat16),
-                   (32768, torch.bfloat16), (65536, torch.bfloat16)]
+                   (18432, torch.bfloat16), (20000, torch.bfloat16), (24576, torch.bfloat16), (21000, torch.float16),
+                   (26000, torch.bfloat16), (32768, torch.bfloat16), (65536, torch.bfloat16)]
 
 
 @pytest.mark.gpu
@@ -1199,12 +1199,12 @@ LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.b
 @pytest.mark.parametrize(("n", "dt"), LARGE_GPU_CASES, ids=[f"{n}-{str(d)[6:]}" for n, d in LARGE_GPU_CASES])
 def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
-    entries: the 24576 key's held rows of 16384 + 8192 columns (LayerNorm's: + at least 4096) at its first even row
-    (two columns into the second piece), its last, and between, in bf16 and fp16; the scalar rows' chunks and split
-    rows at its first row (odd: 16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 +
-    2048) and LN's 16384 key's two pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's
-    chunks (32768); the exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias
-    L2-only)."""
+    entries: the 24576 key's rows — RMSNorm's held 16384 + 8192 columns at its first even row (two columns into the
+    second piece), LayerNorm's vector rows' chunks there and at 18432, both held past that (LayerNorm's second piece
+    at least 4096) at 20000, 21000 (fp16) and 24576; the scalar rows' chunks and split rows at its first row (odd:
+    16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and LN's 16384 key's two
+    pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the exact 65536
+    entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
     w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
@@ -1319,6 +1319,8 @@ def test_least_second_piece(monkeypatch):
     for esize, (kind, is_rms, key), entry in least:
         block_n, piece = entry[1], entry[-1]["least_n2"]
         for n in (block_n + 2, block_n + piece // 2, key):  # the key's first rows, a short piece, the key's own row
+            if kind == "fwd" and C._scalar_rows(C.NORM_FWD_VECTOR_ROWS.get((esize, is_rms), ()), n):
+                continue  # a vector rows' range: test_vector_rows_select_by_range
             derived = C._next_pow2(n - block_n)
             cfg = _config(kind, n, is_rms, esize, scalar=False)
             assert (cfg.block_n, cfg.block_n2) == (block_n, max(piece, derived)), (kind, is_rms, n, cfg)
@@ -1327,6 +1329,7 @@ def test_least_second_piece(monkeypatch):
             if odd.block_n == block_n and not odd.chunked and not odd.split:
                 assert odd.block_n2 == C._next_pow2(n + 1 - block_n), (kind, is_rms, n + 1, odd)
     assert _config("fwd", 8448, False).block_n2 == 2048 and _config("fwd", 8449, False, scalar=True).block_n2 == 512
+    assert _config("fwd", 18440, False).block_n2 == 4096  # the held 24576 key past its vector rows' range: its least
     # With a fused residual (its gradient in the backward) odd rows skip the scalar rows' tables, not the rule
     for kind in ("fwd", "bwd"):
         assert _config(kind, 4097, False, scalar=True, residual=True).block_n2 == 1, kind
@@ -1378,6 +1381,43 @@ def test_exact_entries(monkeypatch):
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})  # float32 rows never took them
     assert fp32 == {key: _config(key[0], key[2], key[1], 4) for key in fp32}
+
+
+def test_vector_rows_select_by_range(monkeypatch):
+    """The forward's rows read in vectors take NORM_FWD_VECTOR_ROWS' config in its ranges (at the first aligned row
+    and the last), and the tables' choice just outside them; rows read one element a load, a fused residual, the
+    backward, and a device with an entry of its own for the key keep the tables' choice."""
+    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)
+    ranges = dict(C.NORM_FWD_VECTOR_ROWS)
+    assert ranges  # LayerNorm bf16 16385-18432, RMSNorm float32 8193-10752
+    ends = [(esize, is_rms, n) for (esize, is_rms), table in ranges.items() for rows in table
+            for n in (rows.low - 8, C._aligned_row(rows.low), rows.high, C._aligned_row(rows.high + 1))]
+    cases = [(*end, scalar, residual, device) for end in ends
+             for scalar, residual in ((False, False), (True, False), (False, True))
+             for device in ("NVIDIA H200", "NVIDIA H100 80GB HBM3")]
+
+    def picks():
+        out = {}
+        for esize, is_rms, n, scalar, residual, device in cases:
+            monkeypatch.setattr(C, "device_name", lambda index, device=device: device)
+            out[(esize, is_rms, n, scalar, residual, device)] = (
+                C.norm_fwd_config(n, esize, 0, is_rms, residual, scalar), C.norm_bwd_config(n, esize, 0, is_rms))
+        return out
+
+    with_ranges = picks()
+    monkeypatch.setattr(C, "NORM_FWD_VECTOR_ROWS", {})
+    without = picks()
+    taken = 0
+    for case, (fwd, bwd) in with_ranges.items():
+        esize, is_rms, n, scalar, residual, device = case
+        rows = C._scalar_rows(ranges[(esize, is_rms)], n)
+        monkeypatch.setattr(C, "device_name", lambda index, device=device: device)
+        own = C._device_entry("fwd", is_rms, n, esize, 0) is not None
+        expected = rows.config if rows and not scalar and not residual and not own else without[case][0]
+        assert fwd == expected, case
+        assert bwd == without[case][1], case
+        taken += fwd == rows.config if rows else 0
+    assert taken >= 6  # each range at its two ends on the H200 (and float32's on the H100, which has no entry)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

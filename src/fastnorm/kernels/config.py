@@ -187,7 +187,8 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                      99.0. H200 (session 42, a second piece of 8192 -> at least 4096): 17408 65.5 -> 74.7, 18432
     #                      68.9 -> 78.3, 20000 73.6 -> 82.1, 20480 75.5 -> 76.7 (at least 2048: 17408 50.8, 18432
     #                      53.0; the chunks, 2048 × w8, u8, won at 16896-18432 by 8-12 and at 20480 by 8, tied at
-    #                      19000-19456 and 21504, lost at 20000 by 4, 22528 by 2, 24576 by 14: left out)
+    #                      19000-19456 and 21504, lost at 20000 by 4, 22528 by 2, 24576 by 14: NORM_FWD_VECTOR_ROWS
+    #                      takes them to 18432)
     ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # rows of 24577-32767; 32768 itself: NORM_TUNED_EXACT. H200
     #                     (session 38, the chunks of 4096 × w16, u8 -> this): 26000 59.7 -> 66.7, 28000 61.9 -> 69.3,
     #                     30000 60.6 -> 71.8 (fewer than 8 chunks: the unrolled loop's body never runs)
@@ -307,7 +308,7 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 8192): (1, 8192, False, 16, 1, 1),  # 98.4% (95.4)
     ("fwd", True, 12288): (2, 8192, False, 32, 1, 0),  # 8192 + 4096: 99.0% (97.9). Session 42, against 1 × 8192,
     #                   w16, at least 2048 in the second piece: 8448 89.2 / 97.6, 9216 94.3 / 97.6, 10240 96.5 / 97.3,
-    #                   10500 94.8 / 97.2, 11264 99.4 / 98.1, 12288 99.4 / 97.8 (no range of a key's rows: kept)
+    #                   10500 94.8 / 97.2, 11264 99.4 / 98.1, 12288 99.4 / 97.8 (NORM_FWD_VECTOR_ROWS: to 10752)
     ("bwd", True, 12288): (1, 8192, False, 16, 1, 1),  # 8192 + 4096: 91.5% (chunked: 53.4)
     ("bwd", True, 16384): (1, 16384, False, 16, 1, 1, True),  # 93.8% (chunked: 50.4), 8 B spills
     ("fwd", True, 65536): (1, 8192, True, 16, 3, 4),  # 69.8% (49.1); session 16's looped rows (8192 × w16, u8): 72.4
@@ -339,11 +340,11 @@ NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
 }
 
 
-class ScalarRows(NamedTuple):
-    """Rows of ``low``..``high`` elements read one element a load (16-bit, an odd N or row stride: no 16-byte
-    vectors; without a residual) take ``config``; the backward's ``programs`` are per SM. The forward only: with
-    ``two_pieces_stay`` the tables' two-piece entries (a power-of-two piece and the rest, ``block_n2``) keep their
-    rows, measured faster there."""
+class RowRange(NamedTuple):
+    """Rows of ``low``..``high`` elements that take ``config`` (the scalar rows' tables: rows read one element a
+    load; NORM_FWD_VECTOR_ROWS: rows read in vectors); the backward's ``programs`` are per SM. The scalar rows'
+    forward only: with ``two_pieces_stay`` the tables' two-piece entries (a power-of-two piece and the rest,
+    ``block_n2``) keep their rows, measured faster there."""
     low: int
     high: int
     config: NormConfig
@@ -368,11 +369,11 @@ class ScalarRows(NamedTuple):
 _SCALAR_CHUNKS_256 = NormConfig(1, 256, True, 2, evict=True, unroll=4)
 _SCALAR_CHUNKS_512 = NormConfig(1, 512, True, 4, evict=True, unroll=4)
 _SCALAR_CHUNKS_1024 = NormConfig(1, 1024, True, 8, evict=True, unroll=4)
-NORM_FWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
-    False: (ScalarRows(2049, 4096, _SCALAR_CHUNKS_256, True), ScalarRows(4097, 12288, _SCALAR_CHUNKS_512, True),
-            ScalarRows(12289, 16384, _SCALAR_CHUNKS_512), ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
-    True: (ScalarRows(2049, 4096, _SCALAR_CHUNKS_256, True), ScalarRows(4097, 12288, _SCALAR_CHUNKS_512, True),
-           ScalarRows(12289, 16384, _SCALAR_CHUNKS_1024, True), ScalarRows(16385, 65536, _SCALAR_CHUNKS_1024)),
+NORM_FWD_SCALAR_ROWS: dict[bool, tuple[RowRange, ...]] = {
+    False: (RowRange(2049, 4096, _SCALAR_CHUNKS_256, True), RowRange(4097, 12288, _SCALAR_CHUNKS_512, True),
+            RowRange(12289, 16384, _SCALAR_CHUNKS_512), RowRange(16385, 65536, _SCALAR_CHUNKS_1024)),
+    True: (RowRange(2049, 4096, _SCALAR_CHUNKS_256, True), RowRange(4097, 12288, _SCALAR_CHUNKS_512, True),
+           RowRange(12289, 16384, _SCALAR_CHUNKS_1024, True), RowRange(16385, 65536, _SCALAR_CHUNKS_1024)),
 }
 #: Split rows of 512-column pieces and 2 warps compile up to 32 pieces (``norm_split_fits``): their ranges end at 16384.
 _SCALAR_SPLIT_512 = NormConfig(1, 512, False, 2, 1, 8, split=True, early_loads=True)
@@ -387,11 +388,11 @@ _SCALAR_SPLIT_2048 = NormConfig(1, 2048, False, 8, 1, 2, split=True, early_loads
 #: past, 4099, lost: 34.0 against 40.3), RMS's whole rows of 4096 and 8192 (3073 46.3 against 39.9, 7169 48.3
 #: against 41.5) and its power of two with a short rest (4097 44.2, 4099 44.5 against 40.3; 2049-2304 and 4100-4608
 #: unmeasured, kept), and both past 40001 (LN 65535 31.4 -> 30.3).
-NORM_BWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
-    False: (ScalarRows(2049, 4096, _SCALAR_SPLIT_512), ScalarRows(4098, 8192, _SCALAR_SPLIT_512),
-            ScalarRows(8194, 16384, _SCALAR_SPLIT_512), ScalarRows(16385, 40001, _SCALAR_SPLIT_2048)),
-    True: (ScalarRows(2305, 3072, _SCALAR_SPLIT_512), ScalarRows(4609, 6144, _SCALAR_SPLIT_512),
-           ScalarRows(8193, 16384, _SCALAR_SPLIT_512), ScalarRows(16385, 40001, _SCALAR_SPLIT_2048)),
+NORM_BWD_SCALAR_ROWS: dict[bool, tuple[RowRange, ...]] = {
+    False: (RowRange(2049, 4096, _SCALAR_SPLIT_512), RowRange(4098, 8192, _SCALAR_SPLIT_512),
+            RowRange(8194, 16384, _SCALAR_SPLIT_512), RowRange(16385, 40001, _SCALAR_SPLIT_2048)),
+    True: (RowRange(2305, 3072, _SCALAR_SPLIT_512), RowRange(4609, 6144, _SCALAR_SPLIT_512),
+           RowRange(8193, 16384, _SCALAR_SPLIT_512), RowRange(16385, 40001, _SCALAR_SPLIT_2048)),
 }
 #: The backward's such rows where no split rows launch (traced by torch.compile; a cooperative grid the GPU refused;
 #: split rows that do not fit the programs): LN's 16384 key's whole row held as loaded (its entry until session 41)
@@ -401,15 +402,30 @@ NORM_BWD_SCALAR_ROWS: dict[bool, tuple[ScalarRows, ...]] = {
 #: session 40 measured 16384's whole row (16 warps, the weight re-read: 8193 29.6, 12289 36.5) within 1.4 of each
 #: unsplit config (32 warps 29.1, 37.4; 3 stages 28.7, 37.9; chunks 22-23); since session 41 its 8193-12288 rows
 #: take the 12288 key's 8192 + next_pow2(N - 8192) (12287: 36.6 -> 43.7, session 41 call 8).
-NORM_BWD_SCALAR_ROWS_UNSPLIT: dict[bool, tuple[ScalarRows, ...]] = {
-    False: (ScalarRows(12289, 16384, NormConfig(1, 16384, False, 32, 1, 1, True)),),
+NORM_BWD_SCALAR_ROWS_UNSPLIT: dict[bool, tuple[RowRange, ...]] = {
+    False: (RowRange(12289, 16384, NormConfig(1, 16384, False, 32, 1, 1, True)),),
     True: (),
 }
 #: All these serve every device and fp16 too (measured on the H200 in bf16; the H100's own entries were measured
 #: on aligned rows).
 
+#: The forward's rows read in vectors (no residual) in a part of a key's rows where another config than the key's
+#: entry won, by (element size, is_rms). Measured on the H200 (session 42, calls 2-3, kernels only, % of copy, the
+#: entry -> this); a device with an entry of its own for the key keeps it (the H100's LN 24576: not measured here).
+#: - bf16 LN 16385-18432, the held 16384 + at least 4096 -> chunks of 2048 × w8, u8: 16896 72.8 -> 83.9, 17000 71.6
+#:   -> 80.5, 17408 74.7 -> 84.1, 17920 76.5 -> 84.3, 18432 78.2 -> 88.6 (past it: 19000 / 19456 even, 20000 82.1 ->
+#:   77.9, 24576 88.8 -> 74.9);
+#: - float32 RMS 8193-10752, the 12288 key's 2 × 8192, w32 -> 1 × 8192, w16 with a second piece of at least 2048:
+#:   8448 89.2 -> 97.6, 9216 94.3 -> 97.6, 10240 96.5 -> 97.3, 10500 94.8 -> 97.2 (11264 99.4 -> 98.1, 12288 99.4 ->
+#:   97.8: the key's entry stays there).
+NORM_FWD_VECTOR_ROWS: dict[tuple[int, bool], tuple[RowRange, ...]] = {
+    (2, False): (RowRange(16385, 18432, NormConfig(1, 2048, True, 8, **LOOPED_U8)),),
+    (4, True): (RowRange(8193, 10240, NormConfig(1, 8192, False, 16, block_n2=2048)),
+                RowRange(10241, 10752, NormConfig(1, 8192, False, 16, block_n2=4096))),
+}
 
-def scalar_row_ranges() -> list[ScalarRows]:
+
+def scalar_row_ranges() -> list[RowRange]:
     """Every range of the scalar rows' tables, forward and backward, both norms."""
     tables = (NORM_FWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS_UNSPLIT)
     return [rows for table in tables for is_rms in (False, True) for rows in table[is_rms]]
@@ -576,8 +592,8 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
                       *(rest or [False]), block_n2, **extra)
 
 
-def _scalar_rows(table: tuple[ScalarRows, ...], n: int) -> ScalarRows | None:
-    """The range of a scalar rows' table that holds rows of ``n``, or None."""
+def _scalar_rows(table: tuple[RowRange, ...], n: int) -> RowRange | None:
+    """The range of a row ranges' table (the scalar or the vector rows') that holds rows of ``n``, or None."""
     return next((rows for rows in table if rows.low <= n <= rows.high), None)
 
 
@@ -588,7 +604,12 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
     that holds x as loaded (``hold_loaded``, which the residual's sum does not take: its whole row would spill) gives
     way to the rules, and NORM_TUNED_EXACT's (whose gain is L1 keeping x for the re-read, which a residual's second
     pass does not make) to the key's entry. ``scalar_loads``: the rows are read one element a load (an odd N or row
-    stride), where NORM_FWD_SCALAR_ROWS serves 16-bit rows without a residual."""
+    stride), where NORM_FWD_SCALAR_ROWS serves 16-bit rows without a residual; rows read in vectors without one take
+    NORM_FWD_VECTOR_ROWS' config in its ranges, unless the device has an entry of its own for the key."""
+    if not scalar_loads and not residual and _device_entry("fwd", is_rms, n, elem_size, device) is None:
+        rows = _scalar_rows(NORM_FWD_VECTOR_ROWS.get((elem_size, is_rms), ()), n)
+        if rows is not None:
+            return rows.config
     tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual, scalar_loads=scalar_loads)
     if scalar_loads and elem_size == 2 and not residual:
         rows = _scalar_rows(NORM_FWD_SCALAR_ROWS[is_rms], n)
@@ -740,7 +761,20 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
         edges.update(e + 1 for e in list(edges) if e % 2 and any(r.low <= e <= r.high for r in ranges))
         for rows in ranges:
             edges.update((rows.low - 1, rows.low, rows.high, rows.high + 1))
+    for rows in vector_row_ranges(elem_size):  # the vector rows' ranges: their edges, first aligned rows in and past
+        edges.update((rows.low - 1, rows.low, _aligned_row(rows.low), rows.high, rows.high + 1,
+                      _aligned_row(rows.high + 1)))
     return sorted(edges)
+
+
+def vector_row_ranges(elem_size: int) -> list[RowRange]:
+    """NORM_FWD_VECTOR_ROWS' ranges for inputs of ``elem_size`` bytes, both norms."""
+    return [rows for is_rms in (False, True) for rows in NORM_FWD_VECTOR_ROWS.get((elem_size, is_rms), ())]
+
+
+def _aligned_row(n: int) -> int:
+    """The first row of at least ``n`` elements whose rows are read in 16-byte vectors (N a multiple of 8)."""
+    return -(-n // 8) * 8
 
 
 def _first_row(key: int) -> int:
