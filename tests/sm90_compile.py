@@ -195,7 +195,7 @@ def _norm_cases(fastnorm) -> list:
     def vector_rows():  # rows read in vectors in a vector rows' range: its first aligned row and its last
         from fastnorm.kernels import config
 
-        for dtype in (torch.bfloat16, torch.float32):
+        for dtype in (torch.bfloat16, torch.float16, torch.float32):
             for rows in config.vector_row_ranges(dtype.itemsize):
                 for n in (config._aligned_row(rows.low), rows.high):
                     x = _meta(64, n, dtype=dtype, grad=True)

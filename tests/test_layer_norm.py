@@ -1200,11 +1200,11 @@ LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.b
 def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
     entries: the 24576 key's rows — RMSNorm's held 16384 + 8192 columns at its first even row (two columns into the
-    second piece), LayerNorm's vector rows' chunks there and at 18432, both held past that (LayerNorm's second piece
-    at least 4096) at 20000, 21000 (fp16) and 24576; the scalar rows' chunks and split rows at its first row (odd:
-    16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and LN's 16384 key's two
-    pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's chunks (32768); the exact 65536
-    entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
+    second piece), LayerNorm's vector rows' chunks there and at 18432 (on the H200; the H100's own entry holds them
+    as 16384 + 8192), both held past that at 20000, 21000 (fp16) and 24576; the scalar rows' chunks and split rows
+    at its first row (odd: 16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and
+    LN's 16384 key's two pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's chunks
+    (32768); the exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
     w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
@@ -1274,8 +1274,12 @@ def test_held_two_piece_entries_fix_their_second_piece(monkeypatch):
     """An entry that holds 16-bit loads as loaded and may split rows into two pieces names its second piece
     (``block_n2``) or its least (``least_n2``), at least 2 elements a thread: held loads pass through assembly two to
     a register (``_unmerged``), which does not compile for a piece of one element a thread, as next_pow2(N -
-    block_n) would give just past block_n (N = 16385: 1). The piece serves every row of its key, rows read one
-    element a load too (whose least pieces otherwise give way to next_pow2), and the tables stay as written."""
+    block_n) would give just past block_n (N = 16385: 1). The piece serves every row of its key that reaches the
+    entry, rows read one element a load too (whose least pieces otherwise give way to next_pow2); the row tables,
+    which take some of its rows first (odd rows, and on the H200 LayerNorm's 16385-18432), are emptied here so that
+    every row reaches it. The tables stay as written."""
+    monkeypatch.setattr(C, "NORM_FWD_VECTOR_ROWS", {})
+    monkeypatch.setattr(C, "NORM_FWD_SCALAR_ROWS", {False: (), True: ()})
     tables = [("H200", C.NORM_TUNED)] + [(part, t[2]) for part, t in C.NORM_TUNED_BY_DEVICE.items() if 2 in t]
     held = [(part, key, e) for part, t in tables for key, e in t.items()
             if isinstance(e[-1], dict) and e[-1].get("hold_loaded") and not e[2] and e[1] < key[2]]
@@ -1289,14 +1293,10 @@ def test_held_two_piece_entries_fix_their_second_piece(monkeypatch):
             for scalar in (False, True):
                 pick = C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config
                 cfg = pick(n, 2, 0, is_rms, scalar_loads=scalar)
-                if cfg.chunked:  # the scalar rows' tables' chunks
-                    continue
                 expected = entry[-1].get("block_n2") or max(piece, C._next_pow2(n - entry[1]))
                 assert cfg.block_n2 == expected and cfg.hold_loaded, (part, kind, is_rms, n, scalar, cfg)
                 assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
         assert entry[-1] == before
-    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")  # a least piece, on rows read one element a
-    assert C._tuned("fwd", False, 16386, 2, 0, scalar_loads=True).block_n2 >= 1024  # load: not next_pow2(2)
 
 
 def _config(kind, n, is_rms, elem_size=2, scalar=False, residual=False):
@@ -1327,9 +1327,13 @@ def test_least_second_piece(monkeypatch):
             assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
             odd = _config(kind, n + 1, is_rms, esize, scalar=True)  # the next (odd) row, when the tables serve it
             if odd.block_n == block_n and not odd.chunked and not odd.split:
-                assert odd.block_n2 == C._next_pow2(n + 1 - block_n), (kind, is_rms, n + 1, odd)
+                held = entry[-1].get("hold_loaded")  # its least serves every row: see the held entries' test
+                odd_piece = C._next_pow2(n + 1 - block_n)
+                assert odd.block_n2 == (max(piece, odd_piece) if held else odd_piece), (kind, is_rms, n + 1, odd)
     assert _config("fwd", 8448, False).block_n2 == 2048 and _config("fwd", 8449, False, scalar=True).block_n2 == 512
-    assert _config("fwd", 18440, False).block_n2 == 4096  # the held 24576 key past its vector rows' range: its least
+    # LayerNorm's held 24576 entry past its vector rows' range (next_pow2 gives 4096 there too), and its least as the
+    # entry itself gives it (on the H200 its rows of 16385-18432 go to the row tables: test_vector_rows...)
+    assert _config("fwd", 18440, False).block_n2 == 4096 and C._tuned("fwd", False, 16392, 2, 0).block_n2 == 4096
     # With a fused residual (its gradient in the backward) odd rows skip the scalar rows' tables, not the rule
     for kind in ("fwd", "bwd"):
         assert _config(kind, 4097, False, scalar=True, residual=True).block_n2 == 1, kind
@@ -1390,6 +1394,8 @@ def test_vector_rows_select_by_range(monkeypatch):
     monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)
     ranges = dict(C.NORM_FWD_VECTOR_ROWS)
     assert ranges  # LayerNorm bf16 16385-18432, RMSNorm float32 8193-10752
+    exact = [(is_rms, n) for kind, is_rms, n in C.NORM_TUNED_EXACT if kind == "fwd"]  # looked up after the ranges
+    assert not [e for e in exact if C._scalar_rows(ranges.get((2, e[0]), ()), e[1])]
     ends = [(esize, is_rms, n) for (esize, is_rms), table in ranges.items() for rows in table
             for n in (rows.low - 8, C._aligned_row(rows.low), rows.high, C._aligned_row(rows.high + 1))]
     cases = [(*end, scalar, residual, device) for end in ends

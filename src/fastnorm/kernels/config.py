@@ -188,7 +188,8 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                      68.9 -> 78.3, 20000 73.6 -> 82.1, 20480 75.5 -> 76.7 (at least 2048: 17408 50.8, 18432
     #                      53.0; the chunks, 2048 × w8, u8, won at 16896-18432 by 8-12 and at 20480 by 8, tied at
     #                      19000-19456 and 21504, lost at 20000 by 4, 22528 by 2, 24576 by 14: NORM_FWD_VECTOR_ROWS
-    #                      takes them to 18432)
+    #                      takes them to 18432). Past 18432 next_pow2(N - 16384) is 4096 or 8192 anyway: the least
+    #                      is the floor that keeps the held piece at 8 elements a thread on any row that reaches it
     ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # rows of 24577-32767; 32768 itself: NORM_TUNED_EXACT. H200
     #                     (session 38, the chunks of 4096 × w16, u8 -> this): 26000 59.7 -> 66.7, 28000 61.9 -> 69.3,
     #                     30000 60.6 -> 71.8 (fewer than 8 chunks: the unrolled loop's body never runs)
@@ -322,7 +323,8 @@ NORM_TUNED_FP32: dict[tuple[str, bool, int], NormEntry] = {
 #: never enter that body (peeling a ragged last chunk off the loops did not help: NOTES.md, session 38). LN's held
 #: backward row at 16384: a power-of-two row fills its tile, which the key's shorter rows leave part masked, where two
 #: pieces win. RMS's forward at 4096: its one chunk, where the key's shorter rows take the whole row. Looked up
-#: before NORM_TUNED, after a device's own entries; the forward's not with a fused residual (``norm_fwd_config``).
+#: before NORM_TUNED, after a device's own entries and the forward's NORM_FWD_VECTOR_ROWS (no exact N lies in one of
+#: its ranges: a test holds them apart); the forward's not with a fused residual (``norm_fwd_config``).
 #: Sessions 38-41, kernels only (the key's entry -> this one).
 NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", True, 4096): (1, 4096, True, 8, 1, 0, LOOPED),  # 98.9% (session 16; 4-row tiles: 96.5)
@@ -412,9 +414,9 @@ NORM_BWD_SCALAR_ROWS_UNSPLIT: dict[bool, tuple[RowRange, ...]] = {
 #: The forward's rows read in vectors (no residual) in a part of a key's rows where another config than the key's
 #: entry won, by (element size, is_rms). Measured on the H200 (session 42, calls 2-3, kernels only, % of copy, the
 #: entry -> this); a device with an entry of its own for the key keeps it (the H100's LN 24576: not measured here).
-#: - bf16 LN 16385-18432, the held 16384 + at least 4096 -> chunks of 2048 × w8, u8: 16896 72.8 -> 83.9, 17000 71.6
-#:   -> 80.5, 17408 74.7 -> 84.1, 17920 76.5 -> 84.3, 18432 78.2 -> 88.6 (past it: 19000 / 19456 even, 20000 82.1 ->
-#:   77.9, 24576 88.8 -> 74.9);
+#: - 16-bit LN 16385-18432 (measured in bf16), the held 16384 + at least 4096 -> chunks of 2048 × w8, u8: 16896
+#:   72.8 -> 83.9, 17000 71.6 -> 80.5, 17408 74.7 -> 84.1, 17920 76.5 -> 84.3, 18432 78.2 -> 88.6 (past it: 19000 /
+#:   19456 even, 20000 82.1 -> 77.9, 24576 88.8 -> 74.9);
 #: - float32 RMS 8193-10752, the 12288 key's 2 × 8192, w32 -> 1 × 8192, w16 with a second piece of at least 2048:
 #:   8448 89.2 -> 97.6, 9216 94.3 -> 97.6, 10240 96.5 -> 97.3, 10500 94.8 -> 97.2 (11264 99.4 -> 98.1, 12288 99.4 ->
 #:   97.8: the key's entry stays there).
@@ -752,7 +754,7 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
         for n in [n for _, _, n in tuned] + [n for _, n in split_tuned]:
             if n & (n - 1):  # a 3P/4 key, then P's entry
                 edges.update((_first_row(n), n + 1))
-        # the first rows read in 16-byte vectors whose second piece is an entry's least (odd rows: next_pow2's)
+        # the first rows read in 16-byte vectors past each least entry's first piece (odd rows: next_pow2's piece)
         edges.update(v[1] + 8 for v in tuned.values() if isinstance(v[-1], dict) and "least_n2" in v[-1])
         if elem_size == 2:  # rows of exactly an exact entry's N, and one shorter
             edges.update(m for _, _, n in NORM_TUNED_EXACT for m in (n - 1, n))
@@ -773,7 +775,7 @@ def vector_row_ranges(elem_size: int) -> list[RowRange]:
 
 
 def _aligned_row(n: int) -> int:
-    """The first row of at least ``n`` elements whose rows are read in 16-byte vectors (N a multiple of 8)."""
+    """The first row of at least ``n`` elements read in 16-byte vectors in 16-bit and float32 (N a multiple of 8)."""
     return -(-n // 8) * 8
 
 
