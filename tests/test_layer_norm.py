@@ -1389,8 +1389,9 @@ def test_exact_entries(monkeypatch):
 
 def test_vector_rows_select_by_range(monkeypatch):
     """The forward's rows read in vectors take NORM_FWD_VECTOR_ROWS' config in its ranges (at the first aligned row
-    and the last), and the tables' choice just outside them; rows read one element a load, a fused residual, the
-    backward, and a device with an entry of its own for the key keep the tables' choice."""
+    and the last; a two-piece config's second piece at least its block_n2, longer where the rest's power of two is),
+    and the tables' choice just outside them; rows read one element a load, a fused residual, the backward, and a
+    device with an entry of its own for the key keep the tables' choice."""
     monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)
     ranges = dict(C.NORM_FWD_VECTOR_ROWS)
     assert ranges  # LayerNorm bf16 16385-18432, RMSNorm float32 8193-10752
@@ -1407,7 +1408,7 @@ def test_vector_rows_select_by_range(monkeypatch):
         for esize, is_rms, n, scalar, residual, device in cases:
             monkeypatch.setattr(C, "device_name", lambda index, device=device: device)
             out[(esize, is_rms, n, scalar, residual, device)] = (
-                C.norm_fwd_config(n, esize, 0, is_rms, residual, scalar), C.norm_bwd_config(n, esize, 0, is_rms))
+                _config("fwd", n, is_rms, esize, scalar, residual), C.norm_bwd_config(n, esize, 0, is_rms))
         return out
 
     with_ranges = picks()
@@ -1419,10 +1420,14 @@ def test_vector_rows_select_by_range(monkeypatch):
         rows = C._scalar_rows(ranges[(esize, is_rms)], n)
         monkeypatch.setattr(C, "device_name", lambda index, device=device: device)
         own = C._device_entry("fwd", is_rms, n, esize, 0) is not None
-        expected = rows.config if rows and not scalar and not residual and not own else without[case][0]
+        taking = None
+        if rows:
+            piece = rows.config.block_n2 and max(rows.config.block_n2, C._next_pow2(n - rows.config.block_n))
+            taking = rows.config._replace(block_n2=piece)
+        expected = taking if rows and not scalar and not residual and not own else without[case][0]
         assert fwd == expected, case
         assert bwd == without[case][1], case
-        taken += fwd == rows.config if rows else 0
+        taken += fwd == taking if rows else 0
     assert taken >= 6  # each range at its two ends on the H200 (and float32's on the H100, which has no entry)
 
 

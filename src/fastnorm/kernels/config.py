@@ -420,10 +420,11 @@ NORM_BWD_SCALAR_ROWS_UNSPLIT: dict[bool, tuple[RowRange, ...]] = {
 #: - float32 RMS 8193-10752, the 12288 key's 2 × 8192, w32 -> 1 × 8192, w16 with a second piece of at least 2048:
 #:   8448 89.2 -> 97.6, 9216 94.3 -> 97.6, 10240 96.5 -> 97.3, 10500 94.8 -> 97.2 (11264 99.4 -> 98.1, 12288 99.4 ->
 #:   97.8: the key's entry stays there).
+#: A two-piece config's block_n2 here is its least second piece, as an entry's ``least_n2``: rows take
+#: max(block_n2, next_pow2(N - block_n)).
 NORM_FWD_VECTOR_ROWS: dict[tuple[int, bool], tuple[RowRange, ...]] = {
     (2, False): (RowRange(16385, 18432, NormConfig(1, 2048, True, 8, **LOOPED_U8)),),
-    (4, True): (RowRange(8193, 10240, NormConfig(1, 8192, False, 16, block_n2=2048)),
-                RowRange(10241, 10752, NormConfig(1, 8192, False, 16, block_n2=4096))),
+    (4, True): (RowRange(8193, 10752, NormConfig(1, 8192, False, 16, block_n2=2048)),),
 }
 
 
@@ -589,9 +590,14 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
     least = extra.pop("least_n2", 0)  # its shortest second piece, on rows read in vectors
     if scalar_loads and not extra.get("hold_loaded"):  # held loads need 2 elements a thread in it: on every row
         least = 0
-    block_n2 = (piece or max(least, _next_pow2(n - block_n))) if not chunked and block_n < n else 0
+    block_n2 = (piece or _second_piece(n, block_n, least)) if not chunked and block_n < n else 0
     return NormConfig(block_m, block_n, chunked, warps, stages, per_sm * multiprocessor_count(device),
                       *(rest or [False]), block_n2, **extra)
+
+
+def _second_piece(n: int, block_n: int, least: int) -> int:
+    """The second piece of rows of ``n`` held as ``block_n`` + the rest: the rest's power of two, at least ``least``."""
+    return max(least, _next_pow2(n - block_n))
 
 
 def _scalar_rows(table: tuple[RowRange, ...], n: int) -> RowRange | None:
@@ -611,7 +617,8 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
     if not scalar_loads and not residual and _device_entry("fwd", is_rms, n, elem_size, device) is None:
         rows = _scalar_rows(NORM_FWD_VECTOR_ROWS.get((elem_size, is_rms), ()), n)
         if rows is not None:
-            return rows.config
+            cfg = rows.config
+            return cfg._replace(block_n2=_second_piece(n, cfg.block_n, cfg.block_n2)) if cfg.block_n2 else cfg
     tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual, scalar_loads=scalar_loads)
     if scalar_loads and elem_size == 2 and not residual:
         rows = _scalar_rows(NORM_FWD_SCALAR_ROWS[is_rms], n)
@@ -766,6 +773,8 @@ def norm_strategy_boundaries(elem_size: int) -> list[int]:
     for rows in vector_row_ranges(elem_size):  # the vector rows' ranges: their edges, first aligned rows in and past
         edges.update((rows.low - 1, rows.low, _aligned_row(rows.low), rows.high, rows.high + 1,
                       _aligned_row(rows.high + 1)))
+        if rows.config.block_n2:  # and the first row past a two-piece config's least second piece
+            edges.add(_aligned_row(rows.config.block_n + rows.config.block_n2 + 1))
     return sorted(edges)
 
 
