@@ -1191,7 +1191,8 @@ def test_more_than_2_pow_31_elements():
 LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.bfloat16), (8704, torch.bfloat16),
                    (12289, torch.bfloat16), (14336, torch.bfloat16), (16385, torch.bfloat16), (16386, torch.bfloat16),
                    (18432, torch.bfloat16), (20000, torch.bfloat16), (24576, torch.bfloat16), (21000, torch.float16),
-                   (26000, torch.bfloat16), (32768, torch.bfloat16), (65536, torch.bfloat16)]
+                   (26000, torch.bfloat16), (32768, torch.bfloat16), (41000, torch.float16), (45000, torch.bfloat16),
+                   (49152, torch.bfloat16), (57344, torch.bfloat16), (65536, torch.bfloat16)]
 
 
 @pytest.mark.gpu
@@ -1204,7 +1205,10 @@ def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     as 16384 + 8192), both held past that at 20000, 21000 (fp16) and 24576; the scalar rows' chunks and split rows
     at its first row (odd: 16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and
     LN's 16384 key's two pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's chunks
-    (32768); the exact 65536 entry's persistent grid (512 rows on the SMs' programs, the weight and bias L2-only)."""
+    (32768); the 49152 key's rows: RMSNorm's held 32768 + 16384 (NORM_FWD_VECTOR_ROWS, on the H200; fp16 at
+    41000), LayerNorm's chunks (41000, 45000) and exact persistent grid (49152); the 65536 key's rows (57344:
+    RMSNorm's held 32768 + 32768, LayerNorm's held whole row); the exact 65536 entry's persistent grid (512 rows on
+    the SMs' programs, the weight and bias L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
     w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
@@ -1275,21 +1279,25 @@ def test_held_two_piece_entries_fix_their_second_piece(monkeypatch):
     (``block_n2``) or its least (``least_n2``), at least 2 elements a thread: held loads pass through assembly two to
     a register (``_unmerged``), which does not compile for a piece of one element a thread, as next_pow2(N -
     block_n) would give just past block_n (N = 16385: 1). The piece serves every row of its key that reaches the
-    entry, rows read one element a load too (whose least pieces otherwise give way to next_pow2); the row tables,
-    which take some of its rows first (odd rows, and on the H200 LayerNorm's 16385-18432), are emptied here so that
-    every row reaches it. The tables stay as written."""
+    entry (its shortest two, and the key), rows read one element a load too (whose least pieces otherwise give way to
+    next_pow2); the row tables and the exact entries, which take some of its rows first (odd rows, on the H200
+    LayerNorm's 16385-18432 and RMSNorm's 40961-49152 and 65536), are emptied here so that every row reaches it. The
+    tables stay as written."""
     monkeypatch.setattr(C, "NORM_FWD_VECTOR_ROWS", {})
     monkeypatch.setattr(C, "NORM_FWD_SCALAR_ROWS", {False: (), True: ()})
+    monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})
     tables = [("H200", C.NORM_TUNED)] + [(part, t[2]) for part, t in C.NORM_TUNED_BY_DEVICE.items() if 2 in t]
     held = [(part, key, e) for part, t in tables for key, e in t.items()
             if isinstance(e[-1], dict) and e[-1].get("hold_loaded") and not e[2] and e[1] < key[2]]
-    assert held  # LayerNorm's and RMSNorm's 24576 forward entries (the H100's LayerNorm one too)
+    assert len(held) == 4  # LN's and RMS's 24576 and RMS's 65536 forward entries, the H100's LN 24576 one
     for part, (kind, is_rms, key), entry in held:
         monkeypatch.setattr(C, "device_name", lambda index, part=part: f"NVIDIA {part}")
         piece = entry[-1].get("block_n2") or entry[-1].get("least_n2")
         assert piece >= 2 * 32 * entry[3], (kind, is_rms, key)
         before = dict(entry[-1])
-        for n in (entry[1] + 1, entry[1] + 2, key):
+        first = next(n for n in (entry[1] + 1, key * 3 // 4 + 1) if C.norm_tuned_key(n) == key)
+        assert first in (16385, 49153), key  # the key's rows: 16385-24576, 49153-65536
+        for n in (first, first + 1, key):
             for scalar in (False, True):
                 pick = C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config
                 cfg = pick(n, 2, 0, is_rms, scalar_loads=scalar)
@@ -1394,7 +1402,7 @@ def test_vector_rows_select_by_range(monkeypatch):
     device with an entry of its own for the key keep the tables' choice."""
     monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)
     ranges = dict(C.NORM_FWD_VECTOR_ROWS)
-    assert ranges  # LayerNorm bf16 16385-18432, RMSNorm float32 8193-10752
+    assert ranges  # LayerNorm bf16 16385-18432, RMSNorm bf16 40961-49152 and float32 8193-10752
     exact = [(is_rms, n) for kind, is_rms, n in C.NORM_TUNED_EXACT if kind == "fwd"]  # looked up after the ranges
     assert not [e for e in exact if C._scalar_rows(ranges.get((2, e[0]), ()), e[1])]
     ends = [(esize, is_rms, n) for (esize, is_rms), table in ranges.items() for rows in table
@@ -1428,7 +1436,7 @@ def test_vector_rows_select_by_range(monkeypatch):
         assert fwd == expected, case
         assert bwd == without[case][1], case
         taken += fwd == taking if rows else 0
-    assert taken >= 6  # each range at its two ends on the H200 (and float32's on the H100, which has no entry)
+    assert taken >= 8  # each range at its two ends on the H200 (and float32's on the H100, which has no entry)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

@@ -248,10 +248,13 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("bwd", True, 32768): (4, 8192, True, 32, 1, 2),  # 46.8% of copy
     ("fwd", True, 49152): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # at 40000: 89.3 / 88.9% (session 33; before, by
     #                                                the fallback, 65536's held whole row: 79.9)
-    ("fwd", True, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 97.0% H100 (session 18; whole row
-    #                      not holding x: 72.6; 16384 chunks, 3 stages, 2/SM: 83.6). H200 (session 33): 85.4; the
-    #                      persistent 8192 × w32, u8 grid 87.3 at 65536, 69.5 / 78.1 at 57344 / 60000 (this: 80.0,
-    #                      81.6): only 65536 itself takes it (NORM_TUNED_EXACT)
+    ("fwd", True, 65536): (1, 32768, False, 32, 1, 0, {"hold_loaded": True, "block_n2": 32768}),  # rows of
+    #                      49153-65535, x held as loaded in two pieces of 32768 (4 bytes spilled); 65536 itself:
+    #                      NORM_TUNED_EXACT. H200 (session 43, the whole row held -> this): 49160 81.8 -> 84.5, 53248
+    #                      76.1 -> 93.0, 57344 78.4 -> 93.6, 61440 82.3 -> 91.8 (at 65536 89.5 against the exact
+    #                      entry's 87.8). The whole row held: 97.0% H100 (session 18; not holding x: 72.6; 16384
+    #                      chunks, 3 stages, 2/SM: 83.6; the H100 keeps it: NORM_TUNED_BY_DEVICE); H200 (session 33):
+    #                      85.4, 80.0 / 81.6 at 57344 / 60000 (the persistent 8192 × w32, u8 grid: 69.5 / 78.1)
     ("bwd", True, 65536): (4, 4096, True, 16, 3, 1),  # 47.6% of copy
 }
 
@@ -419,11 +422,15 @@ NORM_BWD_SCALAR_ROWS_UNSPLIT: dict[bool, tuple[RowRange, ...]] = {
 #:   19456 even, 20000 82.1 -> 77.9, 24576 88.8 -> 74.9);
 #: - float32 RMS 8193-10752, the 12288 key's 2 × 8192, w32 -> 1 × 8192, w16 with a second piece of at least 2048:
 #:   8448 89.2 -> 97.6, 9216 94.3 -> 97.6, 10240 96.5 -> 97.3, 10500 94.8 -> 97.2 (11264 99.4 -> 98.1, 12288 99.4 ->
-#:   97.8: the key's entry stays there).
+#:   97.8: the key's entry stays there);
+#: - 16-bit RMS 40961-49152 (measured in bf16), the 49152 key's chunks of 4096 × w16, u8 -> the row held as loaded,
+#:   32768 + 16384 at 32 warps (session 43, call 3): 45000 73.2 -> 89.5, 49152 75.1 -> 97.5 (with a second piece of
+#:   8192 the key's shorter rows lost: 33000 90.0 -> 79.1, 36000 88.2 -> 74.6, 40000 87.4 -> 74.3).
 #: A two-piece config's block_n2 here is its least second piece, as an entry's ``least_n2``: rows take
 #: max(block_n2, next_pow2(N - block_n)).
 NORM_FWD_VECTOR_ROWS: dict[tuple[int, bool], tuple[RowRange, ...]] = {
     (2, False): (RowRange(16385, 18432, NormConfig(1, 2048, True, 8, **LOOPED_U8)),),
+    (2, True): (RowRange(40961, 49152, NormConfig(1, 32768, False, 32, block_n2=16384, hold_loaded=True)),),
     (4, True): (RowRange(8193, 10752, NormConfig(1, 8192, False, 16, block_n2=2048)),),
 }
 
