@@ -10,9 +10,9 @@ backward's split rows (``tune_norms.split_variants``), any of them together; wit
 whole-row variants of :func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``); ``--two-piece`` only the
 rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with ``--fwd``); ``--looped`` only
 the forward's chunked rows of one program per row (``tune_norms.looped_variants``, or the subset ``--looped-grid``
-names); ``--configs`` only the configs it lists (Python expressions of ``NormConfig`` and ``sms``, the SM count,
-separated by ";"; the forward's with ``--fwd``); ``--current`` none
-(the current configs alone, to compare source trees run after run). Each variant's outputs are checked against the
+names); ``--configs`` only the configs it lists (Python expressions of ``NormConfig``, ``sms`` (the SM count), ``n``
+(the row length) and ``np2`` (the next power of two), separated by ";"; the forward's with ``--fwd``); ``--current``
+none (the current configs alone, to compare source trees run after run). Each variant's outputs are checked against the
 current config's (x, dy and the weight in ``--dtype``, default bf16; x of shape (rows, N)), then all are timed with
 ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of
 the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel. ``--rows`` sets the
@@ -108,8 +108,9 @@ def main() -> None:
         sections = [("fwd" if args.fwd else "bwd", lambda n, sms, r: [])]
     elif args.configs:
         listed = [e for e in args.configs.split(";") if e.strip()]
+        names = {"NormConfig": C.NormConfig, "np2": T.triton_next_pow2}
         sections = [("fwd" if args.fwd else "bwd",
-                     lambda n, sms, r: [eval(e, {"NormConfig": C.NormConfig, "sms": sms}) for e in listed])]
+                     lambda n, sms, r: [eval(e, {**names, "sms": sms, "n": n}) for e in listed])]
     elif args.looped:
         grid = {}
         if args.looped_grid:
