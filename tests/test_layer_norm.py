@@ -1188,8 +1188,9 @@ def test_more_than_2_pow_31_elements():
     torch.testing.assert_close(gx[-8:].float(), gref, rtol=2e-2, atol=2e-2)
 
 
-LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.bfloat16), (8704, torch.bfloat16),
-                   (12289, torch.bfloat16), (14336, torch.bfloat16), (16385, torch.bfloat16), (16386, torch.bfloat16),
+LARGE_GPU_CASES = [(128, torch.bfloat16), (256, torch.float16), (512, torch.bfloat16), (3073, torch.bfloat16),
+                   (4096, torch.bfloat16), (8704, torch.bfloat16), (12289, torch.bfloat16), (14336, torch.bfloat16),
+                   (16385, torch.bfloat16), (16386, torch.bfloat16),
                    (18432, torch.bfloat16), (20000, torch.bfloat16), (24576, torch.bfloat16), (21000, torch.float16),
                    (26000, torch.bfloat16), (32768, torch.bfloat16), (41000, torch.float16), (45000, torch.bfloat16),
                    (49152, torch.bfloat16), (57344, torch.bfloat16), (65536, torch.bfloat16)]
@@ -1200,9 +1201,10 @@ LARGE_GPU_CASES = [(128, torch.bfloat16), (3073, torch.bfloat16), (4096, torch.b
 @pytest.mark.parametrize(("n", "dt"), LARGE_GPU_CASES, ids=[f"{n}-{str(d)[6:]}" for n, d in LARGE_GPU_CASES])
 def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     """Full-size 16-bit cases on the GPU (many programs per SM, multi-wave persistent backward), through the tuned
-    entries: the 24576 key's rows — RMSNorm's held 16384 + 8192 columns at its first even row (two columns into the
-    second piece), LayerNorm's vector rows' chunks there and at 18432 (on the H200; the H100's own entry holds them
-    as 16384 + 8192), both held past that at 20000, 21000 (fp16) and 24576; the scalar rows' chunks and split rows
+    entries: LayerNorm's backward at 256 (fp16) and 512 (persistent tiles, the next ones prefetched); the 24576 key's
+    rows — RMSNorm's held 16384 + 8192 columns at its first even row (two columns into the second piece), LayerNorm's
+    vector rows' chunks there and at 18432 (on the H200; the H100's own entry holds them as 16384 + 8192), both held
+    past that at 20000, 21000 (fp16) and 24576; the scalar rows' chunks and split rows
     at its first row (odd: 16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and
     LN's 16384 key's two pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's chunks
     (32768); the 49152 key's rows: RMSNorm's held 32768 + 16384 (NORM_FWD_VECTOR_ROWS, on the H200; fp16 at

@@ -1,0 +1,1 @@
+PYTHONPATH=src timeout 300 python -m pytest -q -p no:cacheprovider tests/test_layer_norm.py -k "large_gpu and (256 or 512 or 128)" 2>&1 | tail -3  # session 43, call 10: the CUDA test of the LN backward 256 / 512 entries
