@@ -142,7 +142,8 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 256): (8, 256, False, 2, 1, 0),  # 59.5% of copy
     ("bwd", False, 256): (32, 256, False, 16, 3, 1),  # H200 (session 43, 16 × 256 w8, 2/SM, 1 stage -> this, the
     #                    next tiles prefetched): 43 -> 46% of copy in GPU time (two runs of the suites' harness);
-    #                    session 7: 44.8 / 36.0% (timed; was 32×256 w16 1/SM, 1 stage: 39.7 / 29.3)
+    #                    session 7: 44.8 / 36.0% (timed; was 32×256 w16 1/SM, 1 stage: 39.7 / 29.3). Both this and
+    #                    512's 3 stages serve the H100 too, unmeasured there
     ("fwd", False, 512): (4, 512, False, 2, 1, 0),  # 75.9% of copy
     ("bwd", False, 512): (4, 512, False, 4, 3, 4),  # H200 (session 43, 1 stage -> 3): 60 -> 65% of copy in GPU time
     #                    (two runs of the suites' harness); session 7: 59.5 / 59.2% (timed; 16×512 w16 1/SM: 49.0)
