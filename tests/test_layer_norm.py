@@ -1283,8 +1283,8 @@ def test_held_two_piece_entries_fix_their_second_piece(monkeypatch):
     block_n) would give just past block_n (N = 16385: 1). The piece serves every row of its key that reaches the
     entry (its shortest two, and the key), rows read one element a load too (whose least pieces otherwise give way to
     next_pow2); the row tables and the exact entries, which take some of its rows first (odd rows, on the H200
-    LayerNorm's 16385-18432 and RMSNorm's 40961-49152 and 65536), are emptied here so that every row reaches it. The
-    tables stay as written."""
+    LayerNorm's 16385-18432 and RMSNorm's 65536), are emptied here so that every row reaches it. The tables stay as
+    written."""
     monkeypatch.setattr(C, "NORM_FWD_VECTOR_ROWS", {})
     monkeypatch.setattr(C, "NORM_FWD_SCALAR_ROWS", {False: (), True: ()})
     monkeypatch.setattr(C, "NORM_TUNED_EXACT", {})
@@ -1305,6 +1305,7 @@ def test_held_two_piece_entries_fix_their_second_piece(monkeypatch):
                 cfg = pick(n, 2, 0, is_rms, scalar_loads=scalar)
                 expected = entry[-1].get("block_n2") or max(piece, C._next_pow2(n - entry[1]))
                 assert cfg.block_n2 == expected and cfg.hold_loaded, (part, kind, is_rms, n, scalar, cfg)
+                assert cfg.block_n < n <= cfg.block_n + cfg.block_n2 and cfg.block_n2 <= cfg.block_n, (n, cfg)
                 assert C.norm_pieces_in_pairs(cfg), (kind, is_rms, n, cfg)
         assert entry[-1] == before
 
@@ -1437,8 +1438,36 @@ def test_vector_rows_select_by_range(monkeypatch):
         expected = taking if rows and not scalar and not residual and not own else without[case][0]
         assert fwd == expected, case
         assert bwd == without[case][1], case
-        taken += fwd == taking if rows else 0
-    assert taken >= 8  # each range at its two ends on the H200 (and float32's on the H100, which has no entry)
+        if rows and fwd == taking:
+            K._check_pieces(fwd, n, False, backward=False)  # the range's config holds its rows
+            assert not fwd.hold_loaded or C.norm_pieces_in_pairs(fwd), case
+            taken += 1
+    assert taken == 8  # each range at its two ends on the H200 (and float32's on the H100, which has no entry)
+
+
+def test_selected_configs_hold_their_rows(monkeypatch):
+    """Every config the tables pick holds its rows (``_check_pieces``, the check a given config passes: whole rows
+    of at least N columns, or two pieces exactly covering N with the second no longer than the first), and a held
+    16-bit one gives each piece 2 elements a thread, at every strategy boundary row (each key's and range's edges and
+    first aligned rows), on the devices the tables name and an unknown one: both norms, the forward with and without
+    a residual, read in vectors or one element a load, the backward split or not."""
+    monkeypatch.setattr(C, "multiprocessor_count", lambda index: 132)
+    checked = 0
+    for device in ("NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA unnamed"):
+        monkeypatch.setattr(C, "device_name", lambda index, device=device: device)
+        for esize in (2, 4):
+            for n in C.norm_strategy_boundaries(esize):
+                for is_rms in (False, True):
+                    for residual in (False, True):
+                        for scalar in (False, True):
+                            cfg = C.norm_fwd_config(n, esize, 0, is_rms, residual, scalar)
+                            K._check_pieces(cfg, n, False, backward=False)
+                            assert not (cfg.hold_loaded and esize == 2) or C.norm_pieces_in_pairs(cfg), (n, cfg)
+                            for split in (False, True):
+                                cfg = C.norm_bwd_config(n, esize, 0, is_rms, split, scalar, residual)
+                                K._check_pieces(cfg, n, False, backward=True)
+                            checked += 1
+    assert checked > 1000  # (1848 when written)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

@@ -11,10 +11,10 @@ whole-row variants of :func:`wide_variants` (rows past ``NORM_BWD_FUSED_MAX``); 
 rows-as-two-pieces variants (``tune_norms.two_piece_variants``; the forward's with ``--fwd``); ``--looped`` only
 the forward's chunked rows of one program per row (``tune_norms.looped_variants``, or the subset ``--looped-grid``
 names); ``--configs`` only the configs it lists (Python expressions of ``NormConfig``, ``sms`` (the SM count), ``n``
-(the row length) and ``np2`` (the next power of two), separated by ";"; the forward's with ``--fwd``); ``--current``
-none (the current configs alone, to compare source trees run after run). Each variant's outputs are checked against the
-current config's (x, dy and the weight in ``--dtype``, default bf16; x of shape (rows, N)), then all are timed with
-``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of
+(the row length) and ``np2(x)`` (the next power of two of x), separated by ";"; the forward's with ``--fwd``);
+``--current`` none (the current configs alone, to compare source trees run after run). Each variant's outputs are
+checked against the current config's (x, dy and the weight in ``--dtype``, default bf16; x of shape (rows, N)), then
+all are timed with ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of
 the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel. ``--rows`` sets the
 row count (at most: rows_for's cap on elements still applies). ``--inductor`` also writes torch.compile's generated
 code for the RMSNorm backward at N = 16384 to ``$OUT/inductor_rms16384.py``. Prints a table last; writes
