@@ -14,11 +14,11 @@ names); ``--configs`` only the configs it lists (Python expressions of ``NormCon
 (the row length) and ``np2(x)`` (the next power of two of x), separated by ";"; the forward's with ``--fwd``);
 ``--current`` none (the current configs alone, to compare source trees run after run). Each variant's outputs are
 checked against the current config's (x, dy and the weight in ``--dtype``, default bf16; x of shape (rows, N)), then
-all are timed with ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is reported) as % of
-the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel. ``--rows`` sets the
-row count (at most: rows_for's cap on elements still applies). ``--inductor`` also writes torch.compile's generated
-code for the RMSNorm backward at N = 16384 to ``$OUT/inductor_rms16384.py``. Prints a table last; writes
-``$OUT/norm_configs_ab.json``.
+all are timed with ``do_bench`` (median, L2 flushed) in ``--passes`` interleaved passes (the median of the passes is
+reported) as % of the copy bandwidth on the fewest bytes. Registers and spills come from the compiled kernel.
+``--rows`` sets the row count (at most: rows_for's cap on elements still applies). ``--inductor`` also writes
+torch.compile's generated code for the RMSNorm backward at N = 16384 to ``$OUT/inductor_rms16384.py``. Prints a
+table last; writes ``$OUT/norm_configs_ab.json``.
 """
 
 from __future__ import annotations
