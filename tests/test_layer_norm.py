@@ -1330,7 +1330,7 @@ def test_least_second_piece(monkeypatch):
     for esize, (kind, is_rms, key), entry in least:
         block_n, piece = entry[1], entry[-1]["least_n2"]
         for n in (block_n + 2, block_n + piece // 2, key):  # the key's first rows, a short piece, the key's own row
-            if kind == "fwd" and C._scalar_rows(C.NORM_FWD_VECTOR_ROWS.get((esize, is_rms), ()), n):
+            if kind == "fwd" and C._row_range(C.NORM_FWD_VECTOR_ROWS.get((esize, is_rms), ()), n):
                 continue  # a vector rows' range: test_vector_rows_select_by_range
             derived = C._next_pow2(n - block_n)
             cfg = _config(kind, n, is_rms, esize, scalar=False)
@@ -1407,7 +1407,7 @@ def test_vector_rows_select_by_range(monkeypatch):
     ranges = dict(C.NORM_FWD_VECTOR_ROWS)
     assert ranges  # LayerNorm bf16 16385-18432, RMSNorm bf16 40961-49152 and float32 8193-10752
     exact = [(is_rms, n) for kind, is_rms, n in C.NORM_TUNED_EXACT if kind == "fwd"]  # looked up after the ranges
-    assert not [e for e in exact if C._scalar_rows(ranges.get((2, e[0]), ()), e[1])]
+    assert not [e for e in exact if C._row_range(ranges.get((2, e[0]), ()), e[1])]
     ends = [(esize, is_rms, n) for (esize, is_rms), table in ranges.items() for rows in table
             for n in (rows.low - 8, C._aligned_row(rows.low), rows.high, C._aligned_row(rows.high + 1))]
     cases = [(*end, scalar, residual, device) for end in ends
@@ -1428,7 +1428,7 @@ def test_vector_rows_select_by_range(monkeypatch):
     taken = 0
     for case, (fwd, bwd) in with_ranges.items():
         esize, is_rms, n, scalar, residual, device = case
-        rows = C._scalar_rows(ranges[(esize, is_rms)], n)
+        rows = C._row_range(ranges[(esize, is_rms)], n)
         monkeypatch.setattr(C, "device_name", lambda index, device=device: device)
         own = C._device_entry("fwd", is_rms, n, esize, 0) is not None
         taking = None
@@ -1547,8 +1547,8 @@ def test_scalar_rows_take_their_config(device, is_rms, n, monkeypatch):
     of 2048). The backward's split rows launch where a row's pieces fit on the programs: here 5 SMs (10 programs of
     2048 columns for 9 pieces); one row, as the interpreter forms every piece's partial in every program. A fused
     residual keeps the tables' split rows; an odd row stride takes the scalar rows as an odd N does."""
-    fwd_rows = C._scalar_rows(C.NORM_FWD_SCALAR_ROWS[is_rms], n)
-    bwd_rows = C._scalar_rows(C.NORM_BWD_SCALAR_ROWS[is_rms], n)
+    fwd_rows = C._row_range(C.NORM_FWD_SCALAR_ROWS[is_rms], n)
+    bwd_rows = C._row_range(C.NORM_BWD_SCALAR_ROWS[is_rms], n)
     seen, split = [], []
     launch, launch_split = K._fwd, K._launch_split
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, *rest: (

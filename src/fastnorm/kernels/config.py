@@ -614,7 +614,7 @@ def _second_piece(n: int, block_n: int, least: int) -> int:
     return max(least, _next_pow2(n - block_n))
 
 
-def _scalar_rows(table: tuple[RowRange, ...], n: int) -> RowRange | None:
+def _row_range(table: tuple[RowRange, ...], n: int) -> RowRange | None:
     """The range of a row ranges' table (the scalar or the vector rows') that holds rows of ``n``, or None."""
     return next((rows for rows in table if rows.low <= n <= rows.high), None)
 
@@ -629,13 +629,13 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
     stride), where NORM_FWD_SCALAR_ROWS serves 16-bit rows without a residual; rows read in vectors without one take
     NORM_FWD_VECTOR_ROWS' config in its ranges, unless the device has an entry of its own for the key."""
     if not scalar_loads and not residual and _device_entry("fwd", is_rms, n, elem_size, device) is None:
-        rows = _scalar_rows(NORM_FWD_VECTOR_ROWS.get((elem_size, is_rms), ()), n)
+        rows = _row_range(NORM_FWD_VECTOR_ROWS.get((elem_size, is_rms), ()), n)
         if rows is not None:
             cfg = rows.config
             return cfg._replace(block_n2=_second_piece(n, cfg.block_n, cfg.block_n2)) if cfg.block_n2 else cfg
     tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual, scalar_loads=scalar_loads)
     if scalar_loads and elem_size == 2 and not residual:
-        rows = _scalar_rows(NORM_FWD_SCALAR_ROWS[is_rms], n)
+        rows = _row_range(NORM_FWD_SCALAR_ROWS[is_rms], n)
         if rows is not None and not (rows.two_pieces_stay and tuned is not None and tuned.block_n2):
             return rows.config
     if tuned is not None and not (residual and tuned.hold_loaded):
@@ -660,7 +660,7 @@ def norm_bwd_config(n: int, elem_size: int, device: int | None, is_rms: bool = F
     NORM_BWD_SCALAR_ROWS_UNSPLIT where no split rows do."""
     if scalar_loads and elem_size == 2 and not residual:
         for table in (NORM_BWD_SCALAR_ROWS, NORM_BWD_SCALAR_ROWS_UNSPLIT) if split else (NORM_BWD_SCALAR_ROWS_UNSPLIT,):
-            rows = _scalar_rows(table[is_rms], n)
+            rows = _row_range(table[is_rms], n)
             if rows is None:
                 continue
             cfg = rows.config._replace(programs=rows.config.programs * multiprocessor_count(device))
