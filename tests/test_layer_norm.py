@@ -932,6 +932,104 @@ def test_rms_eps_default_is_dtype_eps(device):
     assert_close("y", y, ry, torch.bfloat16)
 
 
+# ----------------------------------------------------------------------------- second order
+
+
+def _second_order_case(is_rms, case, device, dtype=torch.float64):
+    """(fn, inputs) of a double-backward case: fn(*inputs) returns y, or (y, s) with a residual."""
+    shape = (2, 3) if case == "2d" else (5,)
+    n = int(np.prod(shape))
+    x = _rand((3, *shape), dtype, device, n, scale=2.0, offset=0.5).requires_grad_()
+    w = _rand(shape, dtype, device, n + 1, scale=0.5, offset=1.0).requires_grad_()
+    b = None if is_rms else _rand(shape, dtype, device, n + 2).requires_grad_()
+    r = _rand((3, *shape), dtype, device, n + 3).requires_grad_()
+    eps = 2.0**-17  # exact in float32 too: the interpreter passes float scalars as float32
+    kw = {"residual": r, "weight_offset": 0.5} if case == "residual" else {}
+    if is_rms:
+        def norm(x, w, b=None, r=None):
+            return fastnorm.rms_norm(x, shape, w, eps, **({"residual": r, "weight_offset": 0.5} if r is not None
+                                                           else {}))
+    else:
+        def norm(x, w, b, r=None):
+            return fastnorm.layer_norm(x, shape, w, b, eps, **({"residual": r, "weight_offset": 0.5} if r is not None
+                                                                else {}))
+    if case == "plain":
+        return (lambda x: norm(x, None, None)), (x,)
+    if case == "op":  # the custom op called eagerly: its registered autograd (what torch.compile differentiates)
+        inputs = (x, w) + (() if is_rms else (b,))
+        return (lambda x, w, b=None: torch.ops.fastnorm.norm_fwd(x, w, b, None, 1, eps, 0.0, is_rms, None)[0]), inputs
+    inputs = (x, w) + (() if is_rms else (b,)) + ((r,) if kw else ())
+    if kw:
+        return (lambda *a: norm(*a[:-1], r=a[-1])), inputs
+    return norm, inputs
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("case", ["affine", "plain", "residual", "2d", "op"])
+def test_double_backward_gradgradcheck(device, is_rms, case):
+    """Gradients taken with create_graph=True are differentiable again (a gradient penalty, a Hessian-vector
+    product), as torch's are: gradgradcheck in float64 compares their autograd derivatives with finite differences of
+    them, each forward run again, so a statistic the backward took as a constant (the saved mean, rstd) fails. That
+    the gradients themselves are right: ``test_create_graph_keeps_the_first_order_gradients``. Weight and bias, none,
+    a residual with a weight offset (both outputs), a two-dimensional normalized shape, the custom op itself."""
+    fn, inputs = _second_order_case(is_rms, case, device)
+    assert torch.autograd.gradgradcheck(fn, inputs)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_gradient_penalty_matches_torch(device, is_rms):
+    """A loss of the output and of its own input gradient (create_graph=True), differentiated once more in float64:
+    the same gradients as torch's LayerNorm/RMSNorm. Before fastnorm's backward took part in the second derivative,
+    its share was dropped silently here (the y term keeps the loss differentiable without it)."""
+    x = _rand((4, 6), torch.float64, device, 1, scale=2.0, offset=0.5)
+    w = _rand((6,), torch.float64, device, 2, offset=1.0)
+    b = _rand((6,), torch.float64, device, 3)
+    c = _rand((4, 6), torch.float64, device, 4)
+
+    def grads(norm):
+        xs, ws, bs = (t.detach().clone().requires_grad_() for t in (x, w, b))
+        y = norm(xs, ws, bs)
+        (gx,) = torch.autograd.grad((y * c).square().sum(), xs, create_graph=True)
+        return torch.autograd.grad(gx.square().sum() + y.sum(), (xs, ws) if is_rms else (xs, ws, bs))
+
+    if is_rms:
+        ours = grads(lambda x, w, b: fastnorm.rms_norm(x, 6, w, 1e-5))
+        theirs = grads(lambda x, w, b: F.rms_norm(x, (6,), w, 1e-5))
+    else:
+        ours = grads(lambda x, w, b: fastnorm.layer_norm(x, 6, w, b))
+        theirs = grads(lambda x, w, b: F.layer_norm(x, (6,), w, b))
+    for name, a, e in zip(("x", "weight", "bias"), ours, theirs, strict=False):
+        assert_close(f"second-order d{name}", a, to_np64(e), torch.float64, param_grad=name != "x")
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_create_graph_keeps_the_first_order_gradients(device, is_rms, dtype):
+    """The backward that create_graph=True takes gives the kernels' gradients (against the reference, the
+    tolerances of the dtype), dx, dresidual and dweight with a grad_fn (dbias = Σdy depends on no input); with a
+    residual in float32 and a weight offset."""
+    n = 33
+    x = _rand((4, n), dtype, device, 1).requires_grad_()
+    r = _rand((4, n), dtype, device, 2).requires_grad_()
+    w = _rand((n,), dtype, device, 3, scale=0.1).requires_grad_()
+    b = None if is_rms else _rand((n,), dtype, device, 4).requires_grad_()
+    kw = {"residual": r, "residual_dtype": torch.float32, "weight_offset": 1.0}
+    y, s = fastnorm.rms_norm(x, n, w, 1e-5, **kw) if is_rms else fastnorm.layer_norm(x, n, w, b, **kw)
+    dy = _rand((4, n), dtype, device, 5)
+    ds = _rand((4, n), torch.float32, device, 6)
+    params = [x, r, w] + ([] if is_rms else [b])
+    grads = torch.autograd.grad([y, s], params, [dy, ds], create_graph=True)
+    assert all(g.grad_fn is not None for g in grads[:3])
+    assert [g.dtype for g in grads] == [p.dtype for p in params]
+    ry, rdx, rdw, rdb = _reference(is_rms, s.detach(), (w.detach().double() + 1.0), b, 1e-5, dy)
+    rdx = rdx + to_np64(ds)
+    assert_close("dx", grads[0], rdx, dtype)
+    assert_close("dresidual", grads[1], rdx, dtype)
+    assert_close("dweight", grads[2], rdw, dtype, param_grad=True)
+    if b is not None:
+        assert_close("dbias", grads[3], rdb, dtype, param_grad=True)
+
+
 # ----------------------------------------------------------------------------- layout
 
 

@@ -12,7 +12,8 @@ visible to torch.compile, and their bodies double as the fake implementation), a
 autograd calls ``norm_bwd``. Absent outputs are empty tensors. torch.compile traces through the ops
 with no graph break; eager calls skip the dispatcher and run the same launchers through a
 ``torch.autograd.Function`` (or directly, when no gradient is needed), which keeps the per-call host
-cost to the argument checks and the launches.
+cost to the argument checks and the launches. A backward run with ``create_graph=True`` takes PyTorch
+operations instead of the kernels (``_backward_differentiable``), so its gradients can be differentiated again.
 
 CPU tensors without ``TRITON_INTERPRET=1`` use PyTorch's own ``F.layer_norm`` / ``F.rms_norm`` (plus
 plain torch arithmetic for the residual and weight offset), with the same semantics.
@@ -188,6 +189,35 @@ def _backward_rows(s, dy, dres_out, weight, mean, rstd, pshape, eps: float, weig
     )
 
 
+def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weight_offset: float, is_rms: bool,
+                             bias_dtype, x_dtype, residual_in_dtype):
+    """``_backward`` as PyTorch operations, for a backward run with ``create_graph=True`` (a gradient penalty, a
+    Hessian-vector product): its results are then differentiable again, which the kernels' are not. The row
+    statistics are formed again from ``s`` (the saved mean and rstd are constants to autograd), in float32 (float64
+    for float64 ``s``). With x̂ = (s − mean)·rstd (RMS: s·rstd) and g = dy·(weight + weight_offset):
+    ds = rstd·(g − mean(g) − x̂·mean(g·x̂)) (RMS: without mean(g)) + dresidual_out, dweight = Σ dy·x̂ and
+    dbias = Σ dy over the rows."""
+    acc = torch.promote_types(torch.float32, s.dtype)
+    cols = tuple(range(s.dim() - nd, s.dim()))
+    rows = tuple(range(s.dim() - nd))
+    xc = s.to(acc)
+    if not is_rms:
+        xc = xc - xc.mean(cols, keepdim=True)
+    rstd = torch.rsqrt(xc.square().mean(cols, keepdim=True) + eps)
+    xhat = xc * rstd
+    dy = torch.zeros_like(xhat) if dy is None else dy.to(acc)
+    dw = None if weight is None else (dy * xhat).sum(rows).to(weight.dtype)
+    db = None if bias_dtype is None else dy.sum(rows).to(bias_dtype)
+    g = dy if weight is None else dy * (weight.to(acc) + weight_offset)
+    ds = g - xhat * (g * xhat).mean(cols, keepdim=True)
+    if not is_rms:
+        ds = ds - g.mean(cols, keepdim=True)
+    ds = ds * rstd
+    if dres_out is not None:
+        ds = ds + dres_out.to(acc)
+    return ds.to(x_dtype), (None if residual_in_dtype is None else ds.to(residual_in_dtype)), dw, db
+
+
 # ----------------------------------------------------------------------------- custom ops (torch.compile)
 
 
@@ -262,6 +292,10 @@ def _op_setup_context(ctx, inputs, output):
 def _op_backward(ctx, dy, dres_out, _dmean, _drstd):
     s, weight, mean, rstd = ctx.saved_tensors
     nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
+    if torch.is_grad_enabled():  # create_graph=True (AOTAutograd traces the backward without grad: not there)
+        dx, dres, dw, db = _backward_differentiable(dy, dres_out, s, weight, nd, eps, weight_offset, is_rms,
+                                                    bias_dtype, x_dtype, res_dtype)
+        return dx, dw, db, dres, None, None, None, None, None
     if dy is None:
         dy = torch.zeros(s.shape, dtype=x_dtype, device=s.device)
     dx, dres, dw, db = torch.ops.fastnorm.norm_bwd(dy, dres_out, s, weight, mean, rstd, nd, eps, weight_offset,
@@ -300,8 +334,12 @@ class _NormFunction(torch.autograd.Function):
     def backward(ctx, dy, dres_out=None):
         s, weight, mean, rstd = ctx.saved_tensors
         nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
-        dx, dres, dw, db = _backward(dy, dres_out, s, weight, mean, rstd, nd, eps, weight_offset, is_rms, bias_dtype,
-                                     x_dtype, res_dtype, False)
+        if torch.is_grad_enabled():  # create_graph=True: gradients that are differentiable again
+            dx, dres, dw, db = _backward_differentiable(dy, dres_out, s, weight, nd, eps, weight_offset, is_rms,
+                                                        bias_dtype, x_dtype, res_dtype)
+        else:
+            dx, dres, dw, db = _backward(dy, dres_out, s, weight, mean, rstd, nd, eps, weight_offset, is_rms,
+                                         bias_dtype, x_dtype, res_dtype, False)
         return dx, dw, db, dres, None
 
 
