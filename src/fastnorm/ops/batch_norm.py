@@ -18,7 +18,9 @@ memory layout.
   ReLU (``activation="relu"``), ``z`` an optional residual of x's shape.
 * Backward, with ``g = dy`` zeroed where the ReLU output is ``<= 0``: batch statistics
   ``dx = w·invstd·(g − Σg/n − x̂·Σg·x̂/n)``; running statistics ``dx = w·invstd·g``; ``dw = Σg·x̂``,
-  ``db = Σg``, ``dz = g``. Parameter gradients are deterministic (no float atomics).
+  ``db = Σg``, ``dz = g``. Parameter gradients are deterministic (no float atomics). With ``create_graph=True``
+  the backward runs as PyTorch operations (``_backward_differentiable``), so its gradients can be differentiated
+  again.
 * An empty batch (N·prod(spatial) = 0) gives an empty y, zero parameter gradients and unchanged running
   statistics (the module still increments ``num_batches_tracked``, as torch and the reference do).
   One value per channel with batch statistics raises torch's ValueError.
@@ -325,6 +327,36 @@ def _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu,
     return dx, dw, db, dz
 
 
+def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, eps: float, fix_gamma: bool, relu: bool,
+                             w_dtype, b_dtype):
+    """``_backward_impl`` as PyTorch operations, for a backward run with ``create_graph=True`` (a gradient penalty, a
+    Hessian-vector product): its results are then differentiable again, which the kernels' are not. With batch
+    statistics the mean and invstd are formed again from x (the saved ones are constants to autograd), in float32
+    (float64 for float64 x); running statistics are constants. The ReLU mask comes from the saved y. -> (dx, dw, db,
+    dz) as the module docstring states them."""
+    acc = _acc(x.dtype)
+    dims = _red_dims(x)
+    xa = x.to(acc)
+    n = x.numel() // x.shape[1]
+    if batch_stats and n > 0:
+        var, mean = torch.var_mean(xa, dim=dims, correction=0)
+        invstd = torch.rsqrt(var + eps)
+    else:  # running statistics (the saved shift is their mean), or an empty batch
+        mean, invstd = shift.to(acc), rstd.to(acc)
+    xhat = (xa - _cv(mean, x)) * _cv(invstd, x)
+    g = dy.to(acc)
+    if relu:
+        g = torch.where(y <= 0, 0.0, g)
+    sg, sgx = g.sum(dims), (g * xhat).sum(dims)
+    k = invstd if (weight is None or fix_gamma) else invstd * weight.to(acc)
+    if batch_stats:
+        dx = _cv(k, x) * (g - _cv(sg / max(n, 1), x) - xhat * _cv(sgx / max(n, 1), x))
+    else:
+        dx = _cv(k, x) * g
+    dw = (torch.zeros_like(sgx) if fix_gamma else sgx).to(w_dtype)
+    return _like_x(dx, x), dw, sg.to(b_dtype), _like_x(g, x)
+
+
 # ---------------------------------------------------------------------------------- custom ops / autograd
 
 @torch.library.custom_op("fastnorm::batch_norm_fwd", mutates_args=())
@@ -377,6 +409,10 @@ def _grads(ctx, dy):
     need_dx, need_dw, need_db, need_dz = ctx.needs_input_grad[:4]
     need_dw = need_dw and weight is not None
     w_dtype = weight.dtype if weight is not None else x.dtype
+    if torch.is_grad_enabled():  # create_graph=True (AOTAutograd traces the backward without grad: not there)
+        grads = _backward_differentiable(dy, x, y, weight, shift, rstd, ctx.batch_stats, ctx.eps, ctx.fix_gamma,
+                                         ctx.relu, w_dtype, ctx.b_dtype)
+        return tuple(t if need else None for t, need in zip(grads, (need_dx, need_dw, need_db, need_dz), strict=True))
     args = (dy, x, y if ctx.relu else None, weight, shift, mrel, rstd, ctx.batch_stats, ctx.fix_gamma, ctx.relu,
             need_dx, need_dw, need_db, need_dz, w_dtype, ctx.b_dtype)
     if ctx.eager:
@@ -394,7 +430,7 @@ def _setup_context(ctx, inputs, output):
     x, weight, bias, z, _, _, _, batch_stats, _, _, _, _, fix_gamma, relu = inputs
     y, shift, mrel, rstd, _, _ = output
     ctx.save_for_backward(x, weight, y if relu else None, shift, mrel, rstd)
-    ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager = batch_stats, fix_gamma, relu, False
+    ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager, ctx.eps = batch_stats, fix_gamma, relu, False, inputs[11]
     ctx.b_dtype = bias.dtype if bias is not None else x.dtype
 
 
@@ -417,7 +453,7 @@ class _BatchNormFunction(torch.autograd.Function):
         y, shift, mrel, rstd = _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stats,
                                              update, momentum, eps, fix_gamma, relu)
         ctx.save_for_backward(x, weight, y if relu else None, shift, mrel, rstd)
-        ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager = batch_stats, fix_gamma, relu, True
+        ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager, ctx.eps = batch_stats, fix_gamma, relu, True, eps
         ctx.b_dtype = bias.dtype if bias is not None else x.dtype
         return y
 
