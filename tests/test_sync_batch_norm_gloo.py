@@ -283,6 +283,34 @@ def run_one_value_case(env, failures, name, *, batches, c=3):
     del world
 
 
+def run_double_backward_case(env, failures, name, *, batches, c=3):
+    """Gradients taken with create_graph=True are a plain backward's; differentiating them once more raises a clear
+    error (the global statistics' second derivatives would need differentiable collectives) rather than dropping
+    SyncBatchNorm's share of the second derivative silently."""
+    import torch
+
+    import fastnorm
+
+    case = Case(env, name, failures)
+    m = fastnorm.nn.SyncBatchNorm(c)
+    x = _global_batch(41, sum(batches), (2,), c, torch.float32)[sum(batches[:env["rank"]]):][:batches[env["rank"]]]
+    x.requires_grad_(True)
+    (plain,) = torch.autograd.grad(m(x).square().sum(), x)
+    (graphed,) = torch.autograd.grad(m(x).square().sum(), x, create_graph=True)
+    case.check("create_graph=True: the same dx", torch.equal(plain, graphed))
+    try:
+        torch.autograd.grad(graphed.sum(), x)
+        case.check("differentiating dx again raised", False, "(no error)")
+    except RuntimeError as e:
+        case.check("message", "SyncBatchNorm does not support double backward" in str(e), str(e))
+    (graphed,) = torch.autograd.grad(m(x).square().sum(), x, create_graph=True)
+    try:  # a path that reaches the weight only (a penalty's parameter gradient)
+        torch.autograd.grad(graphed.square().sum(), m.weight)
+        case.check("differentiating dx again for the weight raised", False, "(no error)")
+    except RuntimeError as e:
+        case.check("message (weight)", "SyncBatchNorm does not support double backward" in str(e), str(e))
+
+
 SUITES = {
     "two": [
         ("even [4,4] NCHW fp32", run_training_case, dict(batches=[4, 4])),
@@ -295,6 +323,7 @@ SUITES = {
         ("[2,5] track_running_stats=False", run_training_case, dict(batches=[2, 5], track=False)),
         ("untracked eval", run_untracked_eval_case, dict(batches=[3, 0])),
         ("global count one", run_one_value_case, dict(batches=[0, 1])),
+        ("double backward [2,3]", run_double_backward_case, dict(batches=[2, 3])),
     ],
     "three": [
         ("[0,1,5] NCHW fp32 relu", run_training_case, dict(batches=[0, 1, 5], activation="relu")),

@@ -229,29 +229,63 @@ class _SyncBatchNormFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
-        x, weight, mean, invstd, count, y = ctx.saved_tensors
-        need_dx, need_dw, need_db, need_dz = ctx.needs_input_grad[:4]
-        dy = _in_layout_of(dy, x)
-        relu = ctx.activation == "relu"
-        c = x.shape[1]
-        # The local parameter gradients come out of the same launch as the packed [Σg | Σg·x̂] sums.
-        dw = x.new_empty(c, dtype=weight.dtype) if need_dw else None
-        db = x.new_empty(c, dtype=ctx.bias_dtype) if need_db else None
-        slot = ctx.slot
-        dx = dz = None
-        if need_dx and slot is not None:  # one launch: sums, the exchange through symmetric memory, dx
-            dx, dz = _bn._backward_peers_dx(dy, x, mean, invstd, weight, count, y, relu, need_dz, dw, db,
-                                            slot.sums_exchange())
-        else:
-            sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db)
-            if need_dx:  # summed over the ranks and passed to the dx kernel as they are
-                dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, all_reduce_sums_(sums, ctx.group), count, y,
-                                          relu, need_dz)
-            elif need_dz:
-                dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)
-        if not need_dz:
-            dz = None
-        return dx, dw, db, dz, None
+        if not torch.is_grad_enabled():
+            return _sync_grads(ctx, dy)
+        # create_graph=True: the same gradients, marked so that differentiating them again raises
+        with torch.no_grad():
+            grads = _sync_grads(ctx, dy)
+        return _NoSecondDerivative.mark(grads, (dy, *ctx.saved_tensors[:2]))
+
+
+def _sync_grads(ctx, dy):
+    """``_SyncBatchNormFunction``'s backward: (dx, dweight, dbias, dz, None)."""
+    x, weight, mean, invstd, count, y = ctx.saved_tensors
+    need_dx, need_dw, need_db, need_dz = ctx.needs_input_grad[:4]
+    dy = _in_layout_of(dy, x)
+    relu = ctx.activation == "relu"
+    c = x.shape[1]
+    # The local parameter gradients come out of the same launch as the packed [Σg | Σg·x̂] sums.
+    dw = x.new_empty(c, dtype=weight.dtype) if need_dw else None
+    db = x.new_empty(c, dtype=ctx.bias_dtype) if need_db else None
+    slot = ctx.slot
+    dx = dz = None
+    if need_dx and slot is not None:  # one launch: sums, the exchange through symmetric memory, dx
+        dx, dz = _bn._backward_peers_dx(dy, x, mean, invstd, weight, count, y, relu, need_dz, dw, db,
+                                        slot.sums_exchange())
+    else:
+        sums = _bn._backward_sums(dy, x, mean, invstd, y, relu, dw, db)
+        if need_dx:  # summed over the ranks and passed to the dx kernel as they are
+            dx, dz = _bn._backward_dx(dy, x, mean, invstd, weight, all_reduce_sums_(sums, ctx.group), count, y,
+                                      relu, need_dz)
+        elif need_dz:
+            dz = dy if ctx.activation is None else dy.masked_fill(y <= 0, 0)
+    if not need_dz:
+        dz = None
+    return dx, dw, db, dz, None
+
+
+class _NoSecondDerivative(torch.autograd.Function):
+    """SyncBatchNorm's gradients taken with ``create_graph=True``, made to depend on what they were computed from (dy,
+    x, the weight) through a backward that raises: differentiating them again fails with a clear error, on every path
+    to those tensors, instead of leaving SyncBatchNorm's share out of the second derivative. (Its global batch
+    statistics' second derivatives would need differentiable collectives; fastnorm's BatchNorm differentiates
+    twice.)"""
+
+    @staticmethod
+    def forward(ctx, count, *tensors):
+        return tuple(t.clone() for t in tensors[:count])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("fastnorm's SyncBatchNorm does not support double backward: its gradients, taken with "
+                           "create_graph=True, cannot be differentiated again (the global batch statistics' second "
+                           "derivatives would need differentiable collectives)")
+
+    @staticmethod
+    def mark(grads, sources):
+        present = [g for g in grads if g is not None]
+        marked = iter(_NoSecondDerivative.apply(len(present), *present, *(t for t in sources if t is not None)))
+        return tuple(None if g is None else next(marked) for g in grads)
 
 
 _apply_sync_batch_norm = apply_function(_SyncBatchNormFunction)
