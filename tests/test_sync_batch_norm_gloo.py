@@ -309,6 +309,16 @@ def run_double_backward_case(env, failures, name, *, batches, c=3):
         case.check("differentiating dx again for the weight raised", False, "(no error)")
     except RuntimeError as e:
         case.check("message (weight)", "SyncBatchNorm does not support double backward" in str(e), str(e))
+    # (N, C, L) as a transposed view (copied to a dense layout), no parameters, a loss linear in y (dy constant):
+    # the guard still reaches x through the copy
+    m = fastnorm.nn.SyncBatchNorm(c, affine=False)
+    xt = x.detach().transpose(1, 2).contiguous().requires_grad_(True)
+    (graphed,) = torch.autograd.grad((m(xt.transpose(1, 2)) * 3.0).sum(), xt, create_graph=True)
+    try:
+        torch.autograd.grad(graphed.square().sum(), xt)
+        case.check("differentiating dx of a transposed x again raised", False, "(no error)")
+    except RuntimeError as e:
+        case.check("message (transposed x)", "SyncBatchNorm does not support double backward" in str(e), str(e))
 
 
 SUITES = {

@@ -197,7 +197,6 @@ class _SyncBatchNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, z, rest):
         running_mean, running_var, num_batches_tracked, momentum, eps, activation, group, world_size, count_check = rest
-        x = _dense_layout(x)
         c = x.shape[1]
         # [mean | M2 | count] of this rank's shard, written by one launch and gathered as it is: through a
         # symmetric-memory buffer on one host with peer access, else with torch.distributed's all-gather.
@@ -265,11 +264,11 @@ def _sync_grads(ctx, dy):
 
 
 class _NoSecondDerivative(torch.autograd.Function):
-    """SyncBatchNorm's gradients taken with ``create_graph=True``, made to depend on what they were computed from (dy,
-    x, the weight) through a backward that raises: differentiating them again fails with a clear error, on every path
-    to those tensors, instead of leaving SyncBatchNorm's share out of the second derivative. (Its global batch
-    statistics' second derivatives would need differentiable collectives; fastnorm's BatchNorm differentiates
-    twice.)"""
+    """SyncBatchNorm's gradients taken with ``create_graph=True`` (copies), made to depend on what they were computed
+    from (dy, x, the weight) through a backward that raises: differentiating any of them again fails with a clear
+    error, on every path to those tensors, instead of leaving SyncBatchNorm's share out of the second derivative. (Its
+    global batch statistics' second derivatives would need differentiable collectives; dβ and dz, linear in dy, are
+    refused too; fastnorm's BatchNorm differentiates twice.)"""
 
     @staticmethod
     def forward(ctx, count, *tensors):
@@ -308,6 +307,9 @@ def sync_batch_norm(x: torch.Tensor, running_mean: torch.Tensor | None, running_
     """
     if count_check is not None:
         count_check.raise_pending()
+    # Made dense outside the Function: a copy is then in the autograd graph, so the double-backward guard
+    # (``_NoSecondDerivative``) reaches x through it.
+    x = _dense_layout(x)
     return _apply_sync_batch_norm(x, weight, bias, z, (running_mean, running_var, num_batches_tracked, momentum, eps,
                                                        activation, resolve_group(process_group), world_size,
                                                        count_check))
