@@ -32,7 +32,8 @@ Where it runs: CUDA tensors (and CPU tensors under ``TRITON_INTERPRET=1``) take 
 strides cost one ``.contiguous()`` copy of x (and y is then copied back into x's layout). ``dy``, ``z``
 in another layout than x are copied into x's.
 
-Stage functions (SyncBatchNorm is built from them; each dispatches to the Triton kernels when
+Stage functions (SyncBatchNorm's autograd Function is built from them; they are not differentiable themselves:
+the kernels' outputs carry no autograd history; each dispatches to the Triton kernels when
 ``uses_triton(x)`` and to torch operations otherwise; no host synchronization; all statistics in fp32,
 fp64 for fp64 input):
 
@@ -332,9 +333,9 @@ def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, e
     """``_backward_impl`` as PyTorch operations, for a backward run with ``create_graph=True`` (a gradient penalty, a
     Hessian-vector product): its results are then differentiable again, which the kernels' are not. With batch
     statistics the mean and invstd are formed again from x (the saved ones are constants to autograd), in float32
-    (float64 for float64 x); running statistics are constants. The ReLU mask comes from the saved y. -> (dx, dw, db,
-    dz) as the module docstring states them."""
-    acc = _acc(x.dtype)
+    (float64 for float64 x, and on the CPU path, as its forward); running statistics are constants. The ReLU mask comes
+    from the saved y. -> (dx, dw, db, dz) as the module docstring states them (dz = dy itself without ReLU)."""
+    acc = _acc(x.dtype) if uses_triton(x) else torch.float64
     dims = _red_dims(x)
     xa = x.to(acc)
     n = x.numel() // x.shape[1]
@@ -354,7 +355,7 @@ def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, e
     else:
         dx = _cv(k, x) * g
     dw = (torch.zeros_like(sgx) if fix_gamma else sgx).to(w_dtype)
-    return _like_x(dx, x), dw, sg.to(b_dtype), _like_x(g, x)
+    return _like_x(dx, x), dw, sg.to(b_dtype), (_like_x(g, x) if relu else dy)
 
 
 # ---------------------------------------------------------------------------------- custom ops / autograd
@@ -409,7 +410,7 @@ def _grads(ctx, dy):
     need_dx, need_dw, need_db, need_dz = ctx.needs_input_grad[:4]
     need_dw = need_dw and weight is not None
     w_dtype = weight.dtype if weight is not None else x.dtype
-    if torch.is_grad_enabled():  # create_graph=True (AOTAutograd traces the backward without grad: not there)
+    if torch.is_grad_enabled():  # create_graph=True (compiled graphs never take it: aot_autograd refuses it)
         grads = _backward_differentiable(dy, x, y, weight, shift, rstd, ctx.batch_stats, ctx.eps, ctx.fix_gamma,
                                          ctx.relu, w_dtype, ctx.b_dtype)
         return tuple(t if need else None for t, need in zip(grads, (need_dx, need_dw, need_db, need_dz), strict=True))
@@ -427,10 +428,10 @@ def _grads(ctx, dy):
 
 
 def _setup_context(ctx, inputs, output):
-    x, weight, bias, z, _, _, _, batch_stats, _, _, _, _, fix_gamma, relu = inputs
+    x, weight, bias, z, _, _, _, batch_stats, _, _, _, eps, fix_gamma, relu = inputs
     y, shift, mrel, rstd, _, _ = output
     ctx.save_for_backward(x, weight, y if relu else None, shift, mrel, rstd)
-    ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager, ctx.eps = batch_stats, fix_gamma, relu, False, inputs[11]
+    ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager, ctx.eps = batch_stats, fix_gamma, relu, False, eps
     ctx.b_dtype = bias.dtype if bias is not None else x.dtype
 
 

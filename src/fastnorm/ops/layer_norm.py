@@ -196,7 +196,7 @@ def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weigh
     statistics are formed again from ``s`` (the saved mean and rstd are constants to autograd), in float32 (float64
     for float64 ``s``). With x̂ = (s − mean)·rstd (RMS: s·rstd) and g = dy·(weight + weight_offset):
     ds = rstd·(g − mean(g) − x̂·mean(g·x̂)) (RMS: without mean(g)) + dresidual_out, dweight = Σ dy·x̂ and
-    dbias = Σ dy over the rows."""
+    dbias = Σ dy over the rows. -> ``(dx, dresidual, dweight, dbias)`` as ``_backward`` (dx and dresidual are ds)."""
     acc = torch.promote_types(torch.float32, s.dtype)
     cols = tuple(range(s.dim() - nd, s.dim()))
     rows = tuple(range(s.dim() - nd))
@@ -292,7 +292,7 @@ def _op_setup_context(ctx, inputs, output):
 def _op_backward(ctx, dy, dres_out, _dmean, _drstd):
     s, weight, mean, rstd = ctx.saved_tensors
     nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
-    if torch.is_grad_enabled():  # create_graph=True (AOTAutograd traces the backward without grad: not there)
+    if torch.is_grad_enabled():  # create_graph=True (compiled graphs never take it: aot_autograd refuses it)
         dx, dres, dw, db = _backward_differentiable(dy, dres_out, s, weight, nd, eps, weight_offset, is_rms,
                                                     bias_dtype, x_dtype, res_dtype)
         return dx, dw, db, dres, None, None, None, None, None
