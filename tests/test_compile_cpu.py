@@ -16,7 +16,8 @@ behaviour is checked here in two ways that need no GPU, and the rest runs on the
     ``torch.compile(backend="aot_eager", fullgraph=True)`` forward + backward, static and ``dynamic=True``;
     ``torch.export`` in training and evaluation;
   - the *CPU path* (PyTorch's implementation, real CPU tensors): zero graph breaks, compiled forward,
-    backward and running statistics equal eager, static and dynamic; ``torch.export`` runs and equals eager.
+    backward and running statistics equal eager, static and dynamic; ``torch.export`` runs and equals eager;
+    BatchNorm's second derivatives (a gradient penalty) equal torch's (the batch statistics depend on x there too).
 * ``benchmarks/scripts/gpu_integration.py --smoke-cpu``: the GPU script's logic, so it does not rot.
 """
 
@@ -47,7 +48,7 @@ CHILD_CASES = [
     "cpu_path_explain",
     "cpu_path_compile_train_static", "cpu_path_compile_eval_static",
     "cpu_path_compile_train_dynamic", "cpu_path_compile_eval_dynamic",
-    "cpu_path_export_eval",
+    "cpu_path_export_eval", "cpu_path_double_backward",
 ]
 
 
@@ -422,6 +423,31 @@ def _case_cpu_path_export_eval():
         return _compare_states("exported", {"y": ep.module()(x)}, {"y": m(x)})
 
 
+def _case_cpu_path_double_backward():
+    """A gradient penalty through BatchNorm on the CPU path (float64), differentiated once more, against torch's
+    F.batch_norm: training (batch statistics) and evaluation, NCHW and channels-last."""
+    import torch.nn.functional as F
+
+    problems = []
+    g = torch.Generator().manual_seed(3)
+    x, c = (torch.randn(3, 2, 2, 3, generator=g, dtype=torch.float64) for _ in range(2))
+    w, b = torch.rand(2, generator=g, dtype=torch.float64) + 0.5, torch.randn(2, generator=g, dtype=torch.float64)
+    rm, rv = torch.randn(2, generator=g, dtype=torch.float64), torch.rand(2, generator=g, dtype=torch.float64) + 0.5
+    def grads(bn, training, cl):
+        xs = x.clone(memory_format=torch.channels_last if cl else torch.contiguous_format).requires_grad_()
+        ws, bs = w.clone().requires_grad_(), b.clone().requires_grad_()
+        y = bn(xs, None if training else rm, None if training else rv, ws, bs, training)
+        (gx,) = torch.autograd.grad((y * c).square().sum(), xs, create_graph=True)
+        return dict(zip("xwb", torch.autograd.grad(gx.square().sum() + y.sum(), (xs, ws, bs)), strict=True))
+
+    for training in (True, False):
+        for cl in (False, True):
+            problems += _compare_states(f"training={training} channels_last={cl}",
+                                        grads(fastnorm.batch_norm, training, cl), grads(F.batch_norm, training, cl),
+                                        1e-10)
+    return problems
+
+
 CASES = {
     "fake_norm_ops": _case_fake_norm_ops,
     "fake_batch_norm_ops": _case_fake_batch_norm_ops,
@@ -439,6 +465,7 @@ CASES = {
     "cpu_path_compile_train_dynamic": lambda: _case_cpu_path_compile(True, True),
     "cpu_path_compile_eval_dynamic": lambda: _case_cpu_path_compile(False, True),
     "cpu_path_export_eval": _case_cpu_path_export_eval,
+    "cpu_path_double_backward": _case_cpu_path_double_backward,
 }
 
 
