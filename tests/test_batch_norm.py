@@ -1940,20 +1940,46 @@ def test_no_grad_path_matches(training, device):
         assert torch.equal(a, c)
 
 
-def test_forward_ad_is_refused_not_dropped(device):
-    """A dual input's tangent is never dropped silently, with or without grad mode: forward-mode AD is not
-    implemented, and the ops say so."""
+@pytest.mark.parametrize("mode", list(SECOND_ORDER_MODES))
+@pytest.mark.parametrize("cl", [False, True])
+def test_forward_ad_matches_torch(mode, cl, device):
+    """Forward-mode AD (``torch.autograd.forward_ad``): y's tangent from tangents of x, the weight, the bias and z,
+    all together and x's alone, equals torch's in float64 (F.batch_norm, then + z and ReLU), in every mode and
+    layout, in x's layout; with and without grad mode (a dual input's tangent is never dropped)."""
     import torch.autograd.forward_ad as fwad
 
-    x = torch.randn(3, 4, 5, device=device)
-    if not fastnorm.ops.batch_norm.uses_triton(x):
-        pytest.skip("PyTorch's own implementation runs here (it supports forward AD)")
-    with torch.no_grad(), fwad.dual_level():
-        dual = fwad.make_dual(x, torch.randn_like(x))
-        for op in (lambda: fastnorm.batch_norm(dual, None, None, training=True),
-                   lambda: fastnorm.layer_norm(dual, (5,)), lambda: fastnorm.rms_norm(dual, (5,))):
-            with pytest.raises(NotImplementedError, match="forward mode AD"):
-                op()
+    opts = dict(SECOND_ORDER_MODES[mode])
+    relu, with_z = opts.pop("activation", None) == "relu", opts.pop("z", False)
+    x, w, b, rm, rv = _make((3, 2, 2, 3), cl, torch.float64, device, seed=11, pdtype=torch.float64,
+                            requires_grad=False)
+    z = torch.randn(x.shape, generator=torch.Generator().manual_seed(12), dtype=torch.float64).to(device)
+    running = (None, None) if opts["training"] and not opts.get("use_global_stats") else (rm.double(), rv.double())
+    gen = torch.Generator().manual_seed(13)
+    tangents = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(device) for t in (x, w, b, z)]
+
+    def ours(x, w, b, z):
+        return fastnorm.batch_norm(x, *running, w, b, z=z if with_z else None, activation="relu" if relu else None,
+                                   **opts)
+
+    def theirs(x, w, b, z):
+        training = opts["training"] and not opts.get("use_global_stats")
+        y = F.batch_norm(x, *running, None if opts.get("fix_gamma") else w, b, training)
+        y = y + z if with_z else y
+        return y.relu() if relu else y
+
+    def tangent(fn, which):
+        with fwad.dual_level():
+            duals = [fwad.make_dual(p, t) if k in which else p for k, (p, t) in
+                     enumerate(zip((x, w, b, z), tangents, strict=True))]
+            y = fn(*duals)
+            return fwad.unpack_dual(y).tangent
+
+    for which in ((0, 1, 2, 3), (0,)):
+        for grad_mode in (True, False):
+            with torch.set_grad_enabled(grad_mode):
+                got = tangent(ours, which)
+            assert got.stride() == x.stride()
+            assert_close(f"tangent of y (inputs {which})", got, to_np64(tangent(theirs, which)), torch.float64)
 
 
 # ------------------------------------------------------------------------------------------ replayed launches

@@ -1030,6 +1030,48 @@ def test_create_graph_keeps_the_first_order_gradients(device, is_rms, dtype):
         assert_close("dbias", grads[3], rdb, dtype, param_grad=True)
 
 
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("residual", [False, True], ids=["plain", "residual"])
+def test_forward_ad_matches_torch(device, is_rms, residual):
+    """Forward-mode AD (``torch.autograd.forward_ad``): the tangents of y (and of the residual sum) from tangents of
+    x, the weight, the bias and the residual, all together and one at a time, equal torch's in float64 (a weight
+    offset with the residual); with and without grad mode."""
+    import torch.autograd.forward_ad as fwad
+
+    n = 7
+    x, w, b, r = (_rand(shape, torch.float64, device, k) for k, shape in enumerate(((4, n), (n,), (n,), (4, n))))
+    gen = torch.Generator().manual_seed(21)
+    tangents = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(device) for t in (x, w, b, r)]
+    offset = 0.5 if residual else 0.0
+
+    def ours(x, w, b, r):
+        kw = {"residual": r, "weight_offset": offset} if residual else {}
+        return fastnorm.rms_norm(x, n, w, 1e-5, **kw) if is_rms else fastnorm.layer_norm(x, n, w, b, **kw)
+
+    def theirs(x, w, b, r):
+        s = x + r if residual else x
+        y = F.rms_norm(s, (n,), w + offset, 1e-5) if is_rms else F.layer_norm(s, (n,), w + offset, b)
+        return (y, s) if residual else y
+
+    def tangents_of(fn, which):
+        with fwad.dual_level():
+            duals = [fwad.make_dual(p, t) if k in which else p for k, (p, t) in
+                     enumerate(zip((x, w, b, r), tangents, strict=True))]
+            out = fn(*duals)
+            return [fwad.unpack_dual(o).tangent for o in (out if residual else (out,))]
+
+    cases = [(0, 1, 2, 3), (0,), (1,)] + ([] if is_rms else [(2,)]) + ([(3,)] if residual else [])
+    for which in cases:
+        for grad_mode in (True, False):
+            with torch.set_grad_enabled(grad_mode):
+                got = tangents_of(ours, which)
+            for name, a, e in zip(("y", "residual sum")[:len(got)], got, tangents_of(theirs, which), strict=True):
+                if e is None:  # a tangent that torch leaves undefined (no input it depends on has one)
+                    assert a is None or not a.any(), name
+                    continue
+                assert_close(f"tangent of {name} (inputs {which})", a, to_np64(e), torch.float64)
+
+
 # ----------------------------------------------------------------------------- layout
 
 

@@ -31,11 +31,17 @@ def describe() -> str:
     return "CPU: PyTorch's own implementation (set TRITON_INTERPRET=1 to run the Triton kernels)"
 
 
+def forward_ad_active() -> bool:
+    """True inside a forward-mode AD level (``torch.autograd.forward_ad.dual_level``)."""
+    return forward_ad._current_level >= 0
+
+
 def needs_autograd(*tensors: torch.Tensor | None) -> bool:
     """True when an op must run through its autograd Function: grad mode is on and an input requires a gradient,
-    or a forward-mode AD level is open (a dual input's tangent must not be dropped silently: the Function raises
-    instead). False lets the op call its forward directly, without the Function's host cost."""
-    if forward_ad._current_level >= 0:
+    or a forward-mode AD level is open (a dual input's tangent must not be dropped silently: the Function forms it,
+    or raises where it has no forward-mode formula). False lets the op call its forward directly, without the
+    Function's host cost."""
+    if forward_ad_active():
         return True
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 

@@ -20,7 +20,7 @@ memory layout.
   ``dx = w·invstd·(g − Σg/n − x̂·Σg·x̂/n)``; running statistics ``dx = w·invstd·g``; ``dw = Σg·x̂``,
   ``db = Σg``, ``dz = g``. Parameter gradients are deterministic (no float atomics). With ``create_graph=True``
   the backward runs as PyTorch operations (``_backward_differentiable``), so its gradients can be differentiated
-  again.
+  again; forward-mode AD forms y's tangent with PyTorch operations too (``_forward_tangent``).
 * An empty batch (N·prod(spatial) = 0) gives an empty y, zero parameter gradients and unchanged running
   statistics (the module still increments ``num_batches_tracked``, as torch and the reference do).
   One value per channel with batch statistics raises torch's ValueError.
@@ -61,7 +61,7 @@ import math
 
 import torch
 
-from .._runtime import apply_function, needs_autograd, uses_triton
+from .._runtime import apply_function, forward_ad_active, needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_momentum, check_same_device
 from ..kernels import batch_norm as K
 from ..kernels._replay import Programs
@@ -328,23 +328,29 @@ def _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu,
     return dx, dw, db, dz
 
 
+def _normalized(x, shift, rstd, batch_stats: bool, eps: float):
+    """``(x̂, invstd, acc, dims, n)`` as PyTorch operations: with batch statistics the mean and invstd formed again
+    from x (the saved ones are constants to autograd), in float32 (float64 for float64 x, and on the CPU path, as its
+    forward); running statistics (the saved shift is their mean) or an empty batch: the saved ones. ``dims``: the
+    reduced dims, ``n`` the values a channel."""
+    acc = _acc(x.dtype) if uses_triton(x) else torch.float64
+    dims = _red_dims(x)
+    n = x.numel() // x.shape[1]
+    if batch_stats and n > 0:
+        var, mean = torch.var_mean(x.to(acc), dim=dims, correction=0)
+        invstd = torch.rsqrt(var + eps)
+    else:
+        mean, invstd = shift.to(acc), rstd.to(acc)
+    return (x.to(acc) - _cv(mean, x)) * _cv(invstd, x), invstd, acc, dims, n
+
+
 def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, eps: float, fix_gamma: bool, relu: bool,
                              w_dtype, b_dtype):
     """``_backward_impl`` as PyTorch operations, for a backward run with ``create_graph=True`` (a gradient penalty, a
-    Hessian-vector product): its results are then differentiable again, which the kernels' are not. With batch
-    statistics the mean and invstd are formed again from x (the saved ones are constants to autograd), in float32
-    (float64 for float64 x, and on the CPU path, as its forward); running statistics are constants. The ReLU mask comes
-    from the saved y. -> (dx, dw, db, dz) as the module docstring states them (dz = dy itself without ReLU)."""
-    acc = _acc(x.dtype) if uses_triton(x) else torch.float64
-    dims = _red_dims(x)
-    xa = x.to(acc)
-    n = x.numel() // x.shape[1]
-    if batch_stats and n > 0:
-        var, mean = torch.var_mean(xa, dim=dims, correction=0)
-        invstd = torch.rsqrt(var + eps)
-    else:  # running statistics (the saved shift is their mean), or an empty batch
-        mean, invstd = shift.to(acc), rstd.to(acc)
-    xhat = (xa - _cv(mean, x)) * _cv(invstd, x)
+    Hessian-vector product): its results are then differentiable again, which the kernels' are not (statistics:
+    ``_normalized``). The ReLU mask comes from the saved y. -> (dx, dw, db, dz) as the module docstring states them
+    (dz = dy itself without ReLU)."""
+    xhat, invstd, acc, dims, n = _normalized(x, shift, rstd, batch_stats, eps)
     g = dy.to(acc)
     if relu:
         g = torch.where(y <= 0, 0.0, g)
@@ -356,6 +362,31 @@ def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, e
         dx = _cv(k, x) * g
     dw = (torch.zeros_like(sgx) if fix_gamma else sgx).to(w_dtype)
     return _like_x(dx, x), dw, sg.to(b_dtype), (_like_x(g, x) if relu else dy)
+
+
+def _forward_tangent(x, weight, y, shift, rstd, batch_stats: bool, eps: float, fix_gamma: bool, relu: bool, dx, dw,
+                     db, dz):
+    """y's tangent (forward-mode AD) from the tangents of x, the weight, the bias and z (each None when it has none),
+    as PyTorch operations (statistics: ``_normalized``): x̂'s tangent is invstd·(ẋ − mean(ẋ) − x̂·mean(ẋ·x̂)) with
+    batch statistics, invstd·ẋ with running ones; ẏ = w·that + ẇ·x̂ + ḃ + ż (w = 1 and no ẇ under fix_gamma or
+    without a weight), zeroed where the ReLU output is <= 0; in x's layout and dtype."""
+    xhat, invstd, acc, dims, _ = _normalized(x, shift, rstd, batch_stats, eps)
+    t = torch.zeros_like(xhat)
+    if dx is not None:
+        u = dx.to(acc)
+        if batch_stats:
+            u = u - _cv(u.mean(dims), x) - xhat * _cv((u * xhat).mean(dims), x)
+        u = u * _cv(invstd, x)
+        t = t + (u if (weight is None or fix_gamma) else u * _cv(weight.to(acc), x))
+    if dw is not None and not fix_gamma:
+        t = t + _cv(dw.to(acc), x) * xhat
+    if db is not None:
+        t = t + _cv(db.to(acc), x)
+    if dz is not None:
+        t = t + dz.to(acc)
+    if relu:
+        t = torch.where(y <= 0, 0.0, t)
+    return _like_x(t, x)
 
 
 # ---------------------------------------------------------------------------------- custom ops / autograd
@@ -454,9 +485,17 @@ class _BatchNormFunction(torch.autograd.Function):
         y, shift, mrel, rstd = _forward_impl(x, weight, bias, z, running_mean, running_var, nbt, batch_stats,
                                              update, momentum, eps, fix_gamma, relu)
         ctx.save_for_backward(x, weight, y if relu else None, shift, mrel, rstd)
+        if forward_ad_active():
+            ctx.save_for_forward(x, weight, y, shift, rstd)
         ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager, ctx.eps = batch_stats, fix_gamma, relu, True, eps
         ctx.b_dtype = bias.dtype if bias is not None else x.dtype
         return y
+
+    @staticmethod
+    def jvp(ctx, dx, dw, db, dz, _):
+        x, weight, y, shift, rstd = ctx.saved_tensors
+        return _forward_tangent(x, weight, y, shift, rstd, ctx.batch_stats, ctx.eps, ctx.fix_gamma, ctx.relu, dx, dw,
+                                db, dz)
 
     @staticmethod
     def backward(ctx, dy):

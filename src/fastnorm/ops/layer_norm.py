@@ -13,7 +13,8 @@ autograd calls ``norm_bwd``. Absent outputs are empty tensors. torch.compile tra
 with no graph break; eager calls skip the dispatcher and run the same launchers through a
 ``torch.autograd.Function`` (or directly, when no gradient is needed), which keeps the per-call host
 cost to the argument checks and the launches. A backward run with ``create_graph=True`` takes PyTorch
-operations instead of the kernels (``_backward_differentiable``), so its gradients can be differentiated again.
+operations instead of the kernels (``_backward_differentiable``), so its gradients can be differentiated again;
+forward-mode AD forms the tangents with PyTorch operations too (``_forward_tangent``).
 
 CPU tensors without ``TRITON_INTERPRET=1`` use PyTorch's own ``F.layer_norm`` / ``F.rms_norm`` (plus
 plain torch arithmetic for the residual and weight offset), with the same semantics.
@@ -28,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import is_fake
 
-from .._runtime import apply_function, needs_autograd, uses_triton
+from .._runtime import apply_function, forward_ad_active, needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_optional_param, check_same_device, normalize_shape
 from ..kernels import layer_norm as K
 from ..kernels._replay import Programs
@@ -189,14 +190,11 @@ def _backward_rows(s, dy, dres_out, weight, mean, rstd, pshape, eps: float, weig
     )
 
 
-def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weight_offset: float, is_rms: bool,
-                             bias_dtype, x_dtype, residual_in_dtype):
-    """``_backward`` as PyTorch operations, for a backward run with ``create_graph=True`` (a gradient penalty, a
-    Hessian-vector product): its results are then differentiable again, which the kernels' are not. The row
-    statistics are formed again from ``s`` (the saved mean and rstd are constants to autograd), in float32 (float64
-    for float64 ``s``). With x̂ = (s − mean)·rstd (RMS: s·rstd) and g = dy·(weight + weight_offset):
-    ds = rstd·(g − mean(g) − x̂·mean(g·x̂)) (RMS: without mean(g)) + dresidual_out, dweight = Σ dy·x̂ and
-    dbias = Σ dy over the rows. -> ``(dx, dresidual, dweight, dbias)`` as ``_backward`` (dx and dresidual are ds)."""
+def _row_stats(s, nd: int, eps: float, is_rms: bool):
+    """``(x̂, rstd, acc, cols, rows)`` of the rows of ``s`` (its last ``nd`` dims) as PyTorch operations, in float32
+    (float64 for float64 ``s``): x̂ = (s − mean)·rstd, rstd = 1/sqrt(mean((s − mean)²) + eps) (RMS: x̂ = s·rstd,
+    rstd = 1/sqrt(mean(s²) + eps)), rstd keeping its reduced dims; ``cols`` and ``rows`` the row's dims and the
+    others."""
     acc = torch.promote_types(torch.float32, s.dtype)
     cols = tuple(range(s.dim() - nd, s.dim()))
     rows = tuple(range(s.dim() - nd))
@@ -204,7 +202,18 @@ def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weigh
     if not is_rms:
         xc = xc - xc.mean(cols, keepdim=True)
     rstd = torch.rsqrt(xc.square().mean(cols, keepdim=True) + eps)
-    xhat = xc * rstd
+    return xc * rstd, rstd, acc, cols, rows
+
+
+def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weight_offset: float, is_rms: bool,
+                             bias_dtype, x_dtype, residual_in_dtype):
+    """``_backward`` as PyTorch operations, for a backward run with ``create_graph=True`` (a gradient penalty, a
+    Hessian-vector product): its results are then differentiable again, which the kernels' are not. The row
+    statistics are formed again from ``s`` (``_row_stats``: the saved mean and rstd are constants to autograd). With
+    g = dy·(weight + weight_offset): ds = rstd·(g − mean(g) − x̂·mean(g·x̂)) (RMS: without mean(g)) +
+    dresidual_out, dweight = Σ dy·x̂ and dbias = Σ dy over the rows. -> ``(dx, dresidual, dweight, dbias)`` as
+    ``_backward`` (dx and dresidual are ds)."""
+    xhat, rstd, acc, cols, rows = _row_stats(s, nd, eps, is_rms)
     dy = torch.zeros_like(xhat) if dy is None else dy.to(acc)
     dw = None if weight is None else (dy * xhat).sum(rows).to(weight.dtype)
     db = None if bias_dtype is None else dy.sum(rows).to(bias_dtype)
@@ -216,6 +225,25 @@ def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weigh
     if dres_out is not None:
         ds = ds + dres_out.to(acc)
     return ds.to(x_dtype), (None if residual_in_dtype is None else ds.to(residual_in_dtype)), dw, db
+
+
+def _forward_tangent(s, weight, nd: int, eps: float, weight_offset: float, is_rms: bool, x_dtype, ds, dw, db):
+    """y's tangent (forward-mode AD) from the tangents of s (``ds``), the weight (``dw``) and the bias (``db``), each
+    None when it has none, as PyTorch operations: ẏ = rstd·(ṡ − mean(ṡ) − x̂·mean(ṡ·x̂))·(weight + weight_offset) +
+    ẇ·x̂ + ḃ (RMS: without mean(ṡ)), in x's dtype."""
+    xhat, rstd, acc, cols, _ = _row_stats(s, nd, eps, is_rms)
+    dy = torch.zeros_like(xhat)
+    if ds is not None:
+        t = ds.to(acc)
+        if not is_rms:
+            t = t - t.mean(cols, keepdim=True)
+        t = (t - xhat * (t * xhat).mean(cols, keepdim=True)) * rstd
+        dy = dy + (t if weight is None else t * (weight.to(acc) + weight_offset))
+    if dw is not None:
+        dy = dy + dw.to(acc) * xhat
+    if db is not None:
+        dy = dy + db.to(acc)
+    return dy.to(x_dtype)
 
 
 # ----------------------------------------------------------------------------- custom ops (torch.compile)
@@ -323,12 +351,24 @@ class _NormFunction(torch.autograd.Function):
         y, res_out, mean, rstd = _forward(x, weight, bias, residual, nd, eps, weight_offset, is_rms, residual_dtype,
                                           True, False)
         ctx.save_for_backward(x if residual is None else res_out, weight, mean, rstd)
+        if forward_ad_active():
+            ctx.save_for_forward(x if residual is None else res_out, weight)
         ctx.meta = (nd, eps, weight_offset, is_rms, None if bias is None else bias.dtype, x.dtype,
                     None if residual is None else residual.dtype)
         ctx.set_materialize_grads(False)
         if residual is None:
             return y
         return y, res_out
+
+    @staticmethod
+    def jvp(ctx, dx, dw, db, dres, _):
+        s, weight = ctx.saved_tensors
+        nd, eps, weight_offset, is_rms, _, x_dtype, res_dtype = ctx.meta
+        ds = dx if dres is None else (dres if dx is None else dx + dres)  # s = x + residual
+        dy = _forward_tangent(s, weight, nd, eps, weight_offset, is_rms, x_dtype, ds, dw, db)
+        if res_dtype is None:
+            return dy
+        return dy, (torch.zeros_like(s) if ds is None else ds.to(s.dtype))
 
     @staticmethod
     def backward(ctx, dy, dres_out=None):
