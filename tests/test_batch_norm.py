@@ -1982,6 +1982,33 @@ def test_forward_ad_matches_torch(mode, cl, device):
             assert_close(f"tangent of y (inputs {which})", got, to_np64(tangent(theirs, which)), torch.float64)
 
 
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("cl", [False, True])
+def test_forward_over_reverse_matches_torch(training, cl, device):
+    """A backward (create_graph=False) of an output made from a dual x: the gradients carry tangents, torch's in
+    float64 (before, the kernels' gradients dropped them and the CPU path's took the batch statistics as
+    constants)."""
+    import torch.autograd.forward_ad as fwad
+
+    x0, w0, b, rm, rv = _make((3, 2, 2, 3), cl, torch.float64, device, seed=14, pdtype=torch.float64,
+                              requires_grad=False)
+    gen = torch.Generator().manual_seed(15)
+    tx, v = (torch.randn(x0.shape, generator=gen, dtype=torch.float64).to(device) for _ in range(2))
+    running = (None, None) if training else (rm.double(), rv.double())
+
+    def tangents(bn):
+        with fwad.dual_level():
+            x, w = x0.clone().requires_grad_(), w0.clone().requires_grad_()
+            gx, gw = torch.autograd.grad(bn(fwad.make_dual(x, tx), *running, w, b, training), (x, w), v)
+            return fwad.unpack_dual(gx).tangent, fwad.unpack_dual(gw).tangent
+
+    for name, a, e in zip(("dx", "dweight"), tangents(fastnorm.batch_norm), tangents(F.batch_norm), strict=True):
+        if a is None:  # no dependence on x (evaluation's dx = w·invstd·dy): torch has none either
+            assert e is None or not e.any(), f"the tangent of {name} was dropped"
+            continue
+        assert_close(f"tangent of {name}", a, to_np64(e), torch.float64)
+
+
 # ------------------------------------------------------------------------------------------ replayed launches
 
 

@@ -1072,6 +1072,42 @@ def test_forward_ad_matches_torch(device, is_rms, residual):
                 assert_close(f"tangent of {name} (inputs {which})", a, to_np64(e), torch.float64)
 
 
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+def test_forward_over_reverse_matches_torch(device, is_rms):
+    """A backward (create_graph=False) of an output made from a dual x: the gradients carry tangents, torch's in
+    float64 (before the backward took PyTorch operations there, the kernels' gradients dropped them)."""
+    import torch.autograd.forward_ad as fwad
+
+    n = 6
+    x0, w0, tx, v = (_rand(shape, torch.float64, device, 30 + k) for k, shape in
+                     enumerate(((3, n), (n,), (3, n), (3, n))))
+
+    def tangents(norm):
+        with fwad.dual_level():
+            x, w = x0.clone().requires_grad_(), w0.clone().requires_grad_()
+            gx, gw = torch.autograd.grad(norm(fwad.make_dual(x, tx), w), (x, w), v)
+            return fwad.unpack_dual(gx).tangent, fwad.unpack_dual(gw).tangent
+
+    ours = tangents(lambda x, w: fastnorm.rms_norm(x, n, w, 1e-5) if is_rms else fastnorm.layer_norm(x, n, w))
+    theirs = tangents(lambda x, w: F.rms_norm(x, (n,), w, 1e-5) if is_rms else F.layer_norm(x, (n,), w))
+    for name, a, e in zip(("dx", "dweight"), ours, theirs, strict=True):
+        assert a is not None, f"the tangent of {name} was dropped"
+        assert_close(f"tangent of {name}", a, to_np64(e), torch.float64)
+
+
+def test_forward_ad_residual_sum_in_float32(device):
+    """bf16 x and residual summed into float32 (residual_dtype): the sum's tangent is added in float32 too, exactly
+    ẋ + ṙ, not rounded to bf16 first."""
+    import torch.autograd.forward_ad as fwad
+
+    x, r, tx, tr = (_rand((2, 16), torch.bfloat16, device, 40 + k) for k in range(4))
+    with fwad.dual_level():
+        _, s = fastnorm.layer_norm(fwad.make_dual(x, tx), 16, residual=fwad.make_dual(r, tr),
+                                   residual_dtype=torch.float32)
+        ts = fwad.unpack_dual(s).tangent
+    assert ts.dtype == torch.float32 and torch.equal(ts, tx.float() + tr.float())
+
+
 # ----------------------------------------------------------------------------- layout
 
 

@@ -336,12 +336,13 @@ def _normalized(x, shift, rstd, batch_stats: bool, eps: float):
     acc = _acc(x.dtype) if uses_triton(x) else torch.float64
     dims = _red_dims(x)
     n = x.numel() // x.shape[1]
+    xa = x.to(acc)
     if batch_stats and n > 0:
-        var, mean = torch.var_mean(x.to(acc), dim=dims, correction=0)
+        var, mean = torch.var_mean(xa, dim=dims, correction=0)
         invstd = torch.rsqrt(var + eps)
     else:
         mean, invstd = shift.to(acc), rstd.to(acc)
-    return (x.to(acc) - _cv(mean, x)) * _cv(invstd, x), invstd, acc, dims, n
+    return (xa - _cv(mean, x)) * _cv(invstd, x), invstd, acc, dims, n
 
 
 def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, eps: float, fix_gamma: bool, relu: bool,
@@ -369,7 +370,7 @@ def _forward_tangent(x, weight, y, shift, rstd, batch_stats: bool, eps: float, f
     """y's tangent (forward-mode AD) from the tangents of x, the weight, the bias and z (each None when it has none),
     as PyTorch operations (statistics: ``_normalized``): x̂'s tangent is invstd·(ẋ − mean(ẋ) − x̂·mean(ẋ·x̂)) with
     batch statistics, invstd·ẋ with running ones; ẏ = w·that + ẇ·x̂ + ḃ + ż (w = 1 and no ẇ under fix_gamma or
-    without a weight), zeroed where the ReLU output is <= 0; in x's layout and dtype."""
+    without a weight), zeroed where the ReLU output is <= 0; in x's dtype (autograd gives it y's layout)."""
     xhat, invstd, acc, dims, _ = _normalized(x, shift, rstd, batch_stats, eps)
     t = torch.zeros_like(xhat)
     if dx is not None:
@@ -386,7 +387,7 @@ def _forward_tangent(x, weight, y, shift, rstd, batch_stats: bool, eps: float, f
         t = t + dz.to(acc)
     if relu:
         t = torch.where(y <= 0, 0.0, t)
-    return _like_x(t, x)
+    return t.to(x.dtype)  # not copied into x's layout: under vmap (a forward-mode Jacobian) t is batched, x not
 
 
 # ---------------------------------------------------------------------------------- custom ops / autograd
@@ -441,7 +442,9 @@ def _grads(ctx, dy):
     need_dx, need_dw, need_db, need_dz = ctx.needs_input_grad[:4]
     need_dw = need_dw and weight is not None
     w_dtype = weight.dtype if weight is not None else x.dtype
-    if torch.is_grad_enabled():  # create_graph=True (compiled graphs never take it: aot_autograd refuses it)
+    # create_graph=True, or dual inputs (forward-over-reverse): gradients that are differentiable again, or carry
+    # tangents (compiled graphs never take this: aot_autograd refuses both)
+    if torch.is_grad_enabled() or forward_ad_active():
         grads = _backward_differentiable(dy, x, y, weight, shift, rstd, ctx.batch_stats, ctx.eps, ctx.fix_gamma,
                                          ctx.relu, w_dtype, ctx.b_dtype)
         return tuple(t if need else None for t, need in zip(grads, (need_dx, need_dw, need_db, need_dz), strict=True))
@@ -486,13 +489,13 @@ class _BatchNormFunction(torch.autograd.Function):
                                              update, momentum, eps, fix_gamma, relu)
         ctx.save_for_backward(x, weight, y if relu else None, shift, mrel, rstd)
         if forward_ad_active():
-            ctx.save_for_forward(x, weight, y, shift, rstd)
+            ctx.save_for_forward(x, weight, y if relu else None, shift, rstd)
         ctx.batch_stats, ctx.fix_gamma, ctx.relu, ctx.eager, ctx.eps = batch_stats, fix_gamma, relu, True, eps
         ctx.b_dtype = bias.dtype if bias is not None else x.dtype
         return y
 
     @staticmethod
-    def jvp(ctx, dx, dw, db, dz, _):
+    def jvp(ctx, dx, dw, db, dz, _drest):
         x, weight, y, shift, rstd = ctx.saved_tensors
         return _forward_tangent(x, weight, y, shift, rstd, ctx.batch_stats, ctx.eps, ctx.fix_gamma, ctx.relu, dx, dw,
                                 db, dz)

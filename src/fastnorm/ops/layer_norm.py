@@ -232,18 +232,18 @@ def _forward_tangent(s, weight, nd: int, eps: float, weight_offset: float, is_rm
     None when it has none, as PyTorch operations: ẏ = rstd·(ṡ − mean(ṡ) − x̂·mean(ṡ·x̂))·(weight + weight_offset) +
     ẇ·x̂ + ḃ (RMS: without mean(ṡ)), in x's dtype."""
     xhat, rstd, acc, cols, _ = _row_stats(s, nd, eps, is_rms)
-    dy = torch.zeros_like(xhat)
+    t = torch.zeros_like(xhat)
     if ds is not None:
-        t = ds.to(acc)
+        u = ds.to(acc)
         if not is_rms:
-            t = t - t.mean(cols, keepdim=True)
-        t = (t - xhat * (t * xhat).mean(cols, keepdim=True)) * rstd
-        dy = dy + (t if weight is None else t * (weight.to(acc) + weight_offset))
+            u = u - u.mean(cols, keepdim=True)
+        u = (u - xhat * (u * xhat).mean(cols, keepdim=True)) * rstd
+        t = t + (u if weight is None else u * (weight.to(acc) + weight_offset))
     if dw is not None:
-        dy = dy + dw.to(acc) * xhat
+        t = t + dw.to(acc) * xhat
     if db is not None:
-        dy = dy + db.to(acc)
-    return dy.to(x_dtype)
+        t = t + db.to(acc)
+    return t.to(x_dtype)
 
 
 # ----------------------------------------------------------------------------- custom ops (torch.compile)
@@ -361,10 +361,13 @@ class _NormFunction(torch.autograd.Function):
         return y, res_out
 
     @staticmethod
-    def jvp(ctx, dx, dw, db, dres, _):
+    def jvp(ctx, dx, dw, db, dres, _dargs):
         s, weight = ctx.saved_tensors
         nd, eps, weight_offset, is_rms, _, x_dtype, res_dtype = ctx.meta
-        ds = dx if dres is None else (dres if dx is None else dx + dres)  # s = x + residual
+        ds = dx
+        if dres is not None:  # s = x + residual, added in float32 (float64) as the forward adds it
+            wide = torch.promote_types(torch.promote_types(torch.float32, s.dtype), x_dtype)
+            ds = dres.to(wide) if dx is None else dx.to(wide) + dres.to(wide)
         dy = _forward_tangent(s, weight, nd, eps, weight_offset, is_rms, x_dtype, ds, dw, db)
         if res_dtype is None:
             return dy
@@ -374,7 +377,8 @@ class _NormFunction(torch.autograd.Function):
     def backward(ctx, dy, dres_out=None):
         s, weight, mean, rstd = ctx.saved_tensors
         nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
-        if torch.is_grad_enabled():  # create_graph=True: gradients that are differentiable again
+        if torch.is_grad_enabled() or forward_ad_active():  # create_graph=True, or dual inputs: gradients that are
+            #                                                   differentiable again, or carry tangents
             dx, dres, dw, db = _backward_differentiable(dy, dres_out, s, weight, nd, eps, weight_offset, is_rms,
                                                         bias_dtype, x_dtype, res_dtype)
         else:
