@@ -2009,6 +2009,23 @@ def test_forward_over_reverse_matches_torch(training, cl, device):
         assert_close(f"tangent of {name}", a, to_np64(e), torch.float64)
 
 
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("strategy", ["reverse-mode", "forward-mode"])
+def test_vectorized_jacobian_matches_torch(training, strategy, device):
+    """``torch.autograd.functional.jacobian(..., vectorize=True)`` vmaps the backward (reverse mode) or the tangent
+    (forward mode): both give torch's Jacobian in float64, channels-last x included (batched gradients have no storage
+    for the kernels, nor can they be copied into x's layout)."""
+    x, w, b, rm, rv = _make((2, 2, 1, 3), True, torch.float64, device, seed=16, pdtype=torch.float64,
+                            requires_grad=False)
+    running = (None, None) if training else (rm.double(), rv.double())
+
+    def jac(bn):
+        return torch.autograd.functional.jacobian(lambda x: bn(x, *running, w, b, training), x, vectorize=True,
+                                                  strategy=strategy)
+
+    assert_close("Jacobian", jac(fastnorm.batch_norm), to_np64(jac(F.batch_norm)), torch.float64)
+
+
 # ------------------------------------------------------------------------------------------ replayed launches
 
 

@@ -1095,6 +1095,22 @@ def test_forward_over_reverse_matches_torch(device, is_rms):
         assert_close(f"tangent of {name}", a, to_np64(e), torch.float64)
 
 
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize("strategy", ["reverse-mode", "forward-mode"])
+def test_vectorized_jacobian_matches_torch(device, is_rms, strategy):
+    """``torch.autograd.functional.jacobian(..., vectorize=True)`` vmaps the backward (reverse mode) or the tangents
+    (forward mode): both give torch's Jacobian in float64 (batched gradients have no storage for the kernels, so that
+    backward takes PyTorch operations)."""
+    x, w = _rand((2, 5), torch.float64, device, 50), _rand((5,), torch.float64, device, 51)
+
+    def jac(norm):
+        return torch.autograd.functional.jacobian(norm, x, vectorize=True, strategy=strategy)
+
+    ours = jac(lambda x: fastnorm.rms_norm(x, 5, w, 1e-5) if is_rms else fastnorm.layer_norm(x, 5, w))
+    theirs = jac(lambda x: F.rms_norm(x, (5,), w, 1e-5) if is_rms else F.layer_norm(x, (5,), w))
+    assert_close("Jacobian", ours, to_np64(theirs), torch.float64)
+
+
 def test_forward_ad_residual_sum_in_float32(device):
     """bf16 x and residual summed into float32 (residual_dtype): the sum's tangent is added in float32 too, exactly
     ẋ + ṙ, not rounded to bf16 first."""

@@ -36,6 +36,24 @@ def forward_ad_active() -> bool:
     return forward_ad._current_level >= 0
 
 
+_is_legacy_batched = getattr(getattr(torch._C, "_functorch", None), "is_legacy_batchedtensor", None)
+
+
+def vmapped(t: torch.Tensor | None) -> bool:
+    """True for a gradient batched by the vmap that ``torch.autograd.functional.jacobian(..., vectorize=True)`` runs a
+    backward under: it has no storage for a kernel to read, and nothing can be copied from it into a plain tensor."""
+    return t is not None and _is_legacy_batched is not None and _is_legacy_batched(t)
+
+
+def backward_in_torch_ops(*grads: torch.Tensor | None) -> bool:
+    """Whether a backward must run as PyTorch operations instead of the kernels: with ``create_graph=True`` (grad mode
+    is on inside it; its gradients will be differentiated again), inside a forward-mode AD level (they carry
+    tangents), or on vmapped gradients (``vmapped``)."""
+    if torch.is_grad_enabled() or forward_ad._current_level >= 0:
+        return True
+    return any(vmapped(g) for g in grads)
+
+
 def needs_autograd(*tensors: torch.Tensor | None) -> bool:
     """True when an op must run through its autograd Function: grad mode is on and an input requires a gradient,
     or a forward-mode AD level is open (a dual input's tangent must not be dropped silently: the Function forms it,

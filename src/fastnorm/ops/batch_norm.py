@@ -61,7 +61,7 @@ import math
 
 import torch
 
-from .._runtime import apply_function, forward_ad_active, needs_autograd, uses_triton
+from .._runtime import apply_function, backward_in_torch_ops, forward_ad_active, needs_autograd, uses_triton, vmapped
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_momentum, check_same_device
 from ..kernels import batch_norm as K
 from ..kernels._replay import Programs
@@ -362,6 +362,8 @@ def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, e
     else:
         dx = _cv(k, x) * g
     dw = (torch.zeros_like(sgx) if fix_gamma else sgx).to(w_dtype)
+    if vmapped(dy):  # batched: not copied into x's layout (a plain tensor cannot take it)
+        return dx.to(x.dtype), dw, sg.to(b_dtype), (g.to(x.dtype) if relu else dy)
     return _like_x(dx, x), dw, sg.to(b_dtype), (_like_x(g, x) if relu else dy)
 
 
@@ -442,9 +444,9 @@ def _grads(ctx, dy):
     need_dx, need_dw, need_db, need_dz = ctx.needs_input_grad[:4]
     need_dw = need_dw and weight is not None
     w_dtype = weight.dtype if weight is not None else x.dtype
-    # create_graph=True, or dual inputs (forward-over-reverse): gradients that are differentiable again, or carry
-    # tangents (compiled graphs never take this: aot_autograd refuses both)
-    if torch.is_grad_enabled() or forward_ad_active():
+    # create_graph=True, dual inputs (forward-over-reverse), vmapped gradients (compiled graphs never take this:
+    # aot_autograd refuses the first two and does not vmap a backward)
+    if backward_in_torch_ops(dy):
         grads = _backward_differentiable(dy, x, y, weight, shift, rstd, ctx.batch_stats, ctx.eps, ctx.fix_gamma,
                                          ctx.relu, w_dtype, ctx.b_dtype)
         return tuple(t if need else None for t, need in zip(grads, (need_dx, need_dw, need_db, need_dz), strict=True))

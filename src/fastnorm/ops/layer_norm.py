@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import is_fake
 
-from .._runtime import apply_function, forward_ad_active, needs_autograd, uses_triton
+from .._runtime import apply_function, backward_in_torch_ops, forward_ad_active, needs_autograd, uses_triton
 from .._validate import FLOAT_DTYPES, check_eps, check_float, check_optional_param, check_same_device, normalize_shape
 from ..kernels import layer_norm as K
 from ..kernels._replay import Programs
@@ -320,7 +320,9 @@ def _op_setup_context(ctx, inputs, output):
 def _op_backward(ctx, dy, dres_out, _dmean, _drstd):
     s, weight, mean, rstd = ctx.saved_tensors
     nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
-    if torch.is_grad_enabled():  # create_graph=True (compiled graphs never take it: aot_autograd refuses it)
+    # create_graph=True, vmapped gradients (compiled graphs never take this: aot_autograd refuses double backward and
+    # does not vmap a backward)
+    if backward_in_torch_ops(dy, dres_out):
         dx, dres, dw, db = _backward_differentiable(dy, dres_out, s, weight, nd, eps, weight_offset, is_rms,
                                                     bias_dtype, x_dtype, res_dtype)
         return dx, dw, db, dres, None, None, None, None, None
@@ -377,8 +379,7 @@ class _NormFunction(torch.autograd.Function):
     def backward(ctx, dy, dres_out=None):
         s, weight, mean, rstd = ctx.saved_tensors
         nd, eps, weight_offset, is_rms, bias_dtype, x_dtype, res_dtype = ctx.meta
-        if torch.is_grad_enabled() or forward_ad_active():  # create_graph=True, or dual inputs: gradients that are
-            #                                                   differentiable again, or carry tangents
+        if backward_in_torch_ops(dy, dres_out):  # create_graph=True, dual inputs, vmapped gradients
             dx, dres, dw, db = _backward_differentiable(dy, dres_out, s, weight, nd, eps, weight_offset, is_rms,
                                                         bias_dtype, x_dtype, res_dtype)
         else:
