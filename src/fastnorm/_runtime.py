@@ -49,9 +49,7 @@ def backward_in_torch_ops(*grads: torch.Tensor | None) -> bool:
     """Whether a backward must run as PyTorch operations instead of the kernels: with ``create_graph=True`` (grad mode
     is on inside it; its gradients will be differentiated again), inside a forward-mode AD level (they carry
     tangents), or on vmapped gradients (``vmapped``)."""
-    if torch.is_grad_enabled() or forward_ad._current_level >= 0:
-        return True
-    return any(vmapped(g) for g in grads)
+    return torch.is_grad_enabled() or forward_ad_active() or any(vmapped(g) for g in grads)
 
 
 def needs_autograd(*tensors: torch.Tensor | None) -> bool:

@@ -347,8 +347,9 @@ def _normalized(x, shift, rstd, batch_stats: bool, eps: float):
 
 def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, eps: float, fix_gamma: bool, relu: bool,
                              w_dtype, b_dtype):
-    """``_backward_impl`` as PyTorch operations, for a backward run with ``create_graph=True`` (a gradient penalty, a
-    Hessian-vector product): its results are then differentiable again, which the kernels' are not (statistics:
+    """``_backward_impl`` as PyTorch operations, where ``backward_in_torch_ops`` sends a backward: with
+    ``create_graph=True`` (a gradient penalty, a Hessian-vector product) its results are then differentiable again,
+    inside a dual level they carry tangents, under vmap they are batched — none of which the kernels' are (statistics:
     ``_normalized``). The ReLU mask comes from the saved y. -> (dx, dw, db, dz) as the module docstring states them
     (dz = dy itself without ReLU)."""
     xhat, invstd, acc, dims, n = _normalized(x, shift, rstd, batch_stats, eps)

@@ -207,8 +207,9 @@ def _row_stats(s, nd: int, eps: float, is_rms: bool):
 
 def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weight_offset: float, is_rms: bool,
                              bias_dtype, x_dtype, residual_in_dtype):
-    """``_backward`` as PyTorch operations, for a backward run with ``create_graph=True`` (a gradient penalty, a
-    Hessian-vector product): its results are then differentiable again, which the kernels' are not. The row
+    """``_backward`` as PyTorch operations, where ``backward_in_torch_ops`` sends a backward: with
+    ``create_graph=True`` (a gradient penalty, a Hessian-vector product) its results are then differentiable again,
+    inside a dual level they carry tangents, under vmap they are batched — none of which the kernels' are. The row
     statistics are formed again from ``s`` (``_row_stats``: the saved mean and rstd are constants to autograd). With
     g = dy·(weight + weight_offset): ds = rstd·(g − mean(g) − x̂·mean(g·x̂)) (RMS: without mean(g)) +
     dresidual_out, dweight = Σ dy·x̂ and dbias = Σ dy over the rows. -> ``(dx, dresidual, dweight, dbias)`` as
