@@ -259,18 +259,16 @@ def _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats: bool, fix_g
                    need_dx: bool, need_dw: bool, need_db: bool, need_dz: bool, w_dtype, b_dtype):
     """-> (dx, dw, db, dz), each None when not needed (dz only with ReLU: otherwise it is dy itself)."""
     c = x.shape[1]
+    need_dz = need_dz and relu
+    needs = (need_dx, need_dw, need_db, need_dz)
+    if x.numel() == 0:
+        return _needed((torch.empty_like(x), torch.zeros(c, dtype=w_dtype, device=x.device),
+                        torch.zeros(c, dtype=b_dtype, device=x.device), torch.empty_like(x)), needs)
+    if not uses_triton(x):  # the CPU forward saves the mean itself as the shift
+        return _needed(_backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats, None, fix_gamma, relu,
+                                                w_dtype, b_dtype), needs)
     dw = torch.empty(c, dtype=w_dtype, device=x.device) if need_dw else None
     db = torch.empty(c, dtype=b_dtype, device=x.device) if need_db else None
-    need_dz = need_dz and relu
-    if x.numel() == 0:
-        if dw is not None:
-            dw.zero_()
-        if db is not None:
-            db.zero_()
-        return (torch.empty_like(x) if need_dx else None), dw, db, (torch.empty_like(x) if need_dz else None)
-    if not uses_triton(x):
-        return _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu, need_dx, dw, db,
-                               need_dz)
     inputs = (x, dy, y, weight, shift, mrel, rstd, dw, db)
     options = (batch_stats, fix_gamma, relu, need_dx, need_dz)
     return _BACKWARDS.run(options, inputs, lambda: _backward_triton(*inputs, *options))
@@ -301,43 +299,22 @@ def _backward_triton(x, dy, y, weight, shift, mrel, rstd, dw, db, batch_stats: b
     return dx, dw, db, dz
 
 
-def _backward_torch(dy, x, y, weight, shift, rstd, batch_stats, fix_gamma, relu, need_dx, dw, db, need_dz):
-    g = dy.to(torch.float64)
-    if relu:
-        g = torch.where(y <= 0, 0.0, g)
-    dims = _red_dims(x)
-    mean = shift.to(torch.float64)
-    rs = rstd.to(torch.float64)
-    xh = (x.to(torch.float64) - _cv(mean, x)) * _cv(rs, x)
-    sg = g.sum(dims)
-    sgx = (g * xh).sum(dims)
-    if dw is not None:
-        dw.zero_() if fix_gamma else dw.copy_(sgx)
-    if db is not None:
-        db.copy_(sg)
-    dx = None
-    if need_dx:
-        k1 = rs if (weight is None or fix_gamma) else rs * weight.to(torch.float64)
-        if batch_stats:
-            n = x.numel() // x.shape[1]
-            dxa = _cv(k1, x) * (g - _cv(sg / n, x) - xh * _cv(sgx / n, x))
-        else:
-            dxa = _cv(k1, x) * g
-        dx = _like_x(dxa, x)
-    dz = _like_x(g, x) if need_dz else None
-    return dx, dw, db, dz
+def _needed(grads, needs):
+    """``grads`` with None where ``needs`` says a gradient is not needed."""
+    return tuple(t if need else None for t, need in zip(grads, needs, strict=True))
 
 
-def _normalized(x, shift, rstd, batch_stats: bool, eps: float):
-    """``(x̂, invstd, acc, dims, n)`` as PyTorch operations: with batch statistics the mean and invstd formed again
-    from x (the saved ones are constants to autograd), in float32 (float64 for float64 x, and on the CPU path, as its
-    forward); running statistics (the saved shift is their mean) or an empty batch: the saved ones. ``dims``: the
-    reduced dims, ``n`` the values a channel."""
+def _normalized(x, shift, rstd, batch_stats: bool, eps: float | None):
+    """``(x̂, invstd, acc, dims, n)`` as PyTorch operations, in float32 (float64 for float64 x, and on the CPU path, as
+    its forward): with batch statistics and an ``eps`` the mean and invstd formed again from x (the saved ones are
+    constants to autograd); else — running statistics, an empty batch, or ``eps`` None where the saved shift is the
+    mean (the CPU path's first-order backward) — the saved ones. ``dims``: the reduced dims, ``n`` the values a
+    channel."""
     acc = _acc(x.dtype) if uses_triton(x) else torch.float64
     dims = _red_dims(x)
     n = x.numel() // x.shape[1]
     xa = x.to(acc)
-    if batch_stats and n > 0:
+    if batch_stats and n > 0 and eps is not None:
         var, mean = torch.var_mean(xa, dim=dims, correction=0)
         invstd = torch.rsqrt(var + eps)
     else:
@@ -345,13 +322,13 @@ def _normalized(x, shift, rstd, batch_stats: bool, eps: float):
     return (xa - _cv(mean, x)) * _cv(invstd, x), invstd, acc, dims, n
 
 
-def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, eps: float, fix_gamma: bool, relu: bool,
-                             w_dtype, b_dtype):
-    """``_backward_impl`` as PyTorch operations, where ``backward_in_torch_ops`` sends a backward: with
-    ``create_graph=True`` (a gradient penalty, a Hessian-vector product) its results are then differentiable again,
-    inside a dual level they carry tangents, under vmap they are batched — none of which the kernels' are (statistics:
-    ``_normalized``). The ReLU mask comes from the saved y. -> (dx, dw, db, dz) as the module docstring states them
-    (dz = dy itself without ReLU)."""
+def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, eps: float | None, fix_gamma: bool,
+                             relu: bool, w_dtype, b_dtype):
+    """``_backward_impl`` as PyTorch operations: the CPU path's backward (``eps`` None: the saved statistics), and
+    where ``backward_in_torch_ops`` sends a backward: with ``create_graph=True`` (a gradient penalty, a Hessian-vector
+    product) its results are then differentiable again, inside a dual level they carry tangents, under vmap they are
+    batched — none of which the kernels' are (statistics: ``_normalized``). The ReLU mask comes from the saved y.
+    -> (dx, dw, db, dz) as the module docstring states them (dz = dy itself without ReLU)."""
     xhat, invstd, acc, dims, n = _normalized(x, shift, rstd, batch_stats, eps)
     g = dy.to(acc)
     if relu:
@@ -448,9 +425,9 @@ def _grads(ctx, dy):
     # create_graph=True, dual inputs (forward-over-reverse), vmapped gradients (compiled graphs never take this:
     # aot_autograd refuses the first two and does not vmap a backward)
     if backward_in_torch_ops(dy):
-        grads = _backward_differentiable(dy, x, y, weight, shift, rstd, ctx.batch_stats, ctx.eps, ctx.fix_gamma,
-                                         ctx.relu, w_dtype, ctx.b_dtype)
-        return tuple(t if need else None for t, need in zip(grads, (need_dx, need_dw, need_db, need_dz), strict=True))
+        return _needed(_backward_differentiable(dy, x, y, weight, shift, rstd, ctx.batch_stats, ctx.eps,
+                                                ctx.fix_gamma, ctx.relu, w_dtype, ctx.b_dtype),
+                       (need_dx, need_dw, need_db, need_dz))
     args = (dy, x, y if ctx.relu else None, weight, shift, mrel, rstd, ctx.batch_stats, ctx.fix_gamma, ctx.relu,
             need_dx, need_dw, need_db, need_dz, w_dtype, ctx.b_dtype)
     if ctx.eager:
