@@ -115,9 +115,7 @@ def _check_bn(x, w, b, rm, rv, *, training, momentum=0.1, eps=1e-5, use_global_s
     # measured against the size of its terms.
     g = ref.activation_backward(_np(dy), masked.y, activation)
     axes = (0, *range(2, x.dim()))
-    shape = [1] * x.dim()
-    shape[1] = -1
-    xhat = (_np(x) - masked.mean.reshape(shape)) * masked.invstd.reshape(shape)
+    xhat = ref.batch_norm_normalize(_np(x), masked.mean, masked.invstd, None, None)
     if w is not None and w.requires_grad:
         assert_close("dweight", got[id(w)], dw, w.dtype, param_grad=True, terms_scale=sum_terms_scale(g * xhat, axes))
     if b is not None and b.requires_grad:

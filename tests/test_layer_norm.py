@@ -94,10 +94,8 @@ def _check_all(is_rms, x, shape, w, b, eps, dy, nd=1):
     # against the size of its terms.
     x64, dy64 = to_np64(x), to_np64(dy)
     rows = tuple(range(x.dim() - nd))
-    cols = tuple(range(x.dim() - nd, x.dim()))
-    centred = x64 if is_rms else x64 - x64.mean(axis=cols, keepdims=True)
     eps = torch.finfo(x.dtype).eps if eps is None else eps
-    xhat = centred / np.sqrt(np.mean(np.square(centred), axis=cols, keepdims=True) + eps)
+    xhat = R.rms_norm_forward(x64, None, eps, nd)[0] if is_rms else R.layer_norm_forward(x64, None, None, eps, nd)[0]
     if w is not None:
         assert dw.dtype == w.dtype
         assert_close("dweight", dw, rdw, w.dtype, param_grad=True, terms_scale=sum_terms_scale(dy64 * xhat, rows))
@@ -944,24 +942,20 @@ def _second_order_case(is_rms, case, device, dtype=torch.float64):
     b = None if is_rms else _rand(shape, dtype, device, n + 2).requires_grad_()
     r = _rand((3, *shape), dtype, device, n + 3).requires_grad_()
     eps = 2.0**-17  # exact in float32 too: the interpreter passes float scalars as float32
-    kw = {"residual": r, "weight_offset": 0.5} if case == "residual" else {}
-    if is_rms:
-        def norm(x, w, b=None, r=None):
-            return fastnorm.rms_norm(x, shape, w, eps, **({"residual": r, "weight_offset": 0.5} if r is not None
-                                                           else {}))
-    else:
-        def norm(x, w, b, r=None):
-            return fastnorm.layer_norm(x, shape, w, b, eps, **({"residual": r, "weight_offset": 0.5} if r is not None
-                                                                else {}))
+
+    def norm(x, w=None, b=None, r=None):
+        kw = {} if r is None else {"residual": r, "weight_offset": 0.5}
+        return fastnorm.rms_norm(x, shape, w, eps, **kw) if is_rms else fastnorm.layer_norm(x, shape, w, b, eps, **kw)
+
     if case == "plain":
-        return (lambda x: norm(x, None, None)), (x,)
+        return norm, (x,)
+    params = (w,) if is_rms else (w, b)
     if case == "op":  # the custom op called eagerly: its registered autograd (what torch.compile differentiates)
-        inputs = (x, w) + (() if is_rms else (b,))
-        return (lambda x, w, b=None: torch.ops.fastnorm.norm_fwd(x, w, b, None, 1, eps, 0.0, is_rms, None)[0]), inputs
-    inputs = (x, w) + (() if is_rms else (b,)) + ((r,) if kw else ())
-    if kw:
-        return (lambda *a: norm(*a[:-1], r=a[-1])), inputs
-    return norm, inputs
+        return (lambda x, w, b=None: torch.ops.fastnorm.norm_fwd(x, w, b, None, 1, eps, 0.0, is_rms, None)[0]), \
+            (x, *params)
+    if case == "residual":
+        return (lambda x, *p: norm(x, *p[:-1], r=p[-1])), (x, *params, r)
+    return norm, (x, *params)
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
