@@ -1092,6 +1092,25 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, 
     return cut.window <= f["window"] and cut.blocks * cut.shares >= f["min_per_sm"] * sms
 
 
+#: The most channel lanes a row-strided tile takes (``batch_norm_row_shares``): a wider per-channel vector (its shift,
+#: its sums) changes layout through shared memory, which the sm_90 gate refuses (tiles of 2048 over C > 1024).
+BN_ROWS_WIDTH_MAX = 1024
+
+#: The row-strided passes' "lanes" (BN_FROZEN_ROWS, BN_STATS_ROWS): ranges (lo, hi, lanes) of channel counts whose
+#: tiles take at most ``lanes`` channels (several channel blocks a share); elsewhere the channels' power of two up to
+#: BN_ROWS_WIDTH_MAX. At C = 256 tiles of 8 rows × 256 lanes stall on shared memory: Nsight Compute (NOTES.md,
+#: session 45, calls 2-3; H200, bf16 statistics pass, the same 392 programs, requests and DRAM bytes as at 256×64×56²)
+#: 44.1 µs at 256×256×28² against 33.2 at 256×64×56², short-scoreboard and MIO-throttle stalls 0.98 and 0.28 per
+#: issue against 0.49 and 0.03; with 64 lanes 33.8 µs. Measured (call 4, graph replays, % of copy, two rounds; bf16
+#: channels-last): training forward (256 lanes of the tile kernel -> these rows) 8×256×128² 45.1 -> 46.3, 256×256×28²
+#: 50.0 -> 51.9, 2×256×200×304 44.0 -> 46.5, fp32 56.6 -> 56.6 and 60.2 -> 60.1; frozen backward (1024-lane rows ->
+#: 64) 71.4 -> 76.0, 78.7 -> 82.1, 69.9 -> 75.1, fp32 87.2 -> 87.0, 90.4 -> 90.1. 64 lanes at C = 512 and 1024 were
+#: mixed or lower: statistics bf16 32×512×28² 32.2 -> 34.2 but 256×512×28² 56.0 -> 55.7, fp32 32×512×28² 50.1 ->
+#: 48.7; frozen bf16 32×512×28² 55.0 -> 57.0, 256×512×28² 88.5 -> 83.5, 256×1024×14² 82.3 -> 79.9. C between 129 and
+#: 255 (also 256-lane tiles) was not measured.
+BN_ROWS_LANES_256 = ((256, 256, 64),)
+
+
 #: The frozen backward with parameter sums over channels-last rows (R rows of C channels) as the row-strided kernel
 #: (``_bn_bwd_frozen_rows_kernel``; its partial sums added per channel by ``_bn_rows_sums_kernel``): tiles of "block"
 #: elements — "block" // W rows of W channels, W the channels' power of two up to "block" — "warps" warps a program,
@@ -1107,14 +1126,12 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, 
 #: the sums launch 3.8 µs (call 3). 4 an SM (0.2-2.6 points lower), 3 stages (0-3.4 lower), 2 or 6-8 an SM and tiles of
 #: 2048 lower still. The same kernel as the training backward's sums pass (without dx; call 2) lost 0.4-2.9 points of
 #: the training backward against the tile sums pass (BN_CL_SUMS, whose tail stays in L2 for the dx pass), and as its
-#: dx pass (dx = k1·g + k2 + k3·x̂; call 4) 0.4-2.2 against the tile dx pass: neither is built.
-BN_FROZEN_ROWS: dict[str, int] | None = {"min_numel": 1 << 20, "block": 1024, "warps": 4, "per_sm": 3, "stages": 4,
-                                          "steps": 16}
+#: dx pass (dx = k1·g + k2 + k3·x̂; call 4) 0.4-2.2 against the tile dx pass: neither is built. "lanes": see
+#: BN_ROWS_LANES_256.
+BN_FROZEN_ROWS: dict | None = {"min_numel": 1 << 20, "block": 1024, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
+                               "lanes": BN_ROWS_LANES_256}
 
 
-#: The most channel lanes a row-strided tile takes (``batch_norm_row_shares``): a wider per-channel vector (its shift,
-#: its sums) changes layout through shared memory, which the sm_90 gate refuses (tiles of 2048 over C > 1024).
-BN_ROWS_WIDTH_MAX = 1024
 
 
 class RowShares(NamedTuple):
@@ -1132,9 +1149,11 @@ def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -
     """The cut of ``r`` channels-last rows of ``c`` channels on ``sms`` multiprocessors by the row-strided pass
     ``rows_pass`` ("frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS): tiles of the channels' power of two (at most
     "block") by as many rows as fill "block", as many shares of the rows as make "per_sm" programs a multiprocessor
-    (rounded up), each at least "steps" tiles where there are as many; at most BN_ROWS_WIDTH_MAX lanes."""
+    (rounded up), each at least "steps" tiles where there are as many; at most BN_ROWS_WIDTH_MAX lanes, or the
+    "lanes" of a range (lo, hi, lanes) holding ``c`` (BN_ROWS_LANES_256)."""
     f = {"frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS}[rows_pass]
-    width = min(_next_pow2(c), f["block"], BN_ROWS_WIDTH_MAX)
+    lanes = next((n for lo, hi, n in f["lanes"] if lo <= c <= hi), BN_ROWS_WIDTH_MAX)
+    width = min(_next_pow2(c), f["block"], lanes, BN_ROWS_WIDTH_MAX)
     rows = f["block"] // width
     blocks = _cdiv(c, width)
     shares = max(1, min(_cdiv(sms * f["per_sm"], blocks), r // (rows * f["steps"])))
@@ -1150,16 +1169,16 @@ def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -
 #: 3-4) bf16 256×64×56² 49.2 -> 52.1, 128×64×112² 55.2 -> 57.2, 256×128×28² 39.5 -> 42.8, 256×128×56² 52.5 -> 55.5,
 #: 256×512×28² 55.1 -> 55.7, 32×512×28² 31.6 -> 31.8, 256×1024×14² 51.8 -> 52.9; fp32 256×64×56² 59.4 -> 61.0,
 #: 256×128×28² 52.9 -> 53.3, 32×512×28² 47.3 -> 49.7; the H100 (call 2) alike. Left out, where it lost on both
-#: devices: C = 256 (bf16 8×256×128² 44.7 -> 41.8, 256×256×28² 50.2 -> 48.2, 2×256×200×304 43.7 -> 41.8; 256×256×56²
-#: gained, 56.6 -> 57.6) and C = 2048 (bf16 128×2048×7² 32.9 -> 31.1, fp32 48.3 -> 44.2). Why C = 256 loses is not
-#: established: at 256×256×28² and 256×64×56² the kernel reads the same 103 MB as the same 392 programs of 64 tiles
-#: of 4 KB in the same order, in 42.6 and 35.4 µs (call 5, graph replays back to back; torch's read of either 28.1),
-#: where the tile pass takes 43.4 and 47.5. The merge launch takes ~4 µs at every size. Loading x's last 8 MB
-#: ``evict_last`` (BN_KEEP_BYTES, as the tile pass does) gained nothing (call 3: 0-0.8 points lower everywhere). Tiles
-#: of 1024 elements were up to 2.3 points lower at the channel counts taken (call 1, H100: x is the kernel's only
-#: stream, so a tile is all its bytes in flight); 2 or 4 programs an SM, 6-8 stages, tiles of 4096 no better (call 2).
+#: devices: C = 2048 (bf16 128×2048×7² 32.9 -> 31.1, fp32 48.3 -> 44.2), and C = 256 in tiles of 256 lanes (bf16
+#: 8×256×128² 44.7 -> 41.8, 256×256×28² 50.2 -> 48.2, 2×256×200×304 43.7 -> 41.8), which stall on shared memory:
+#: C = 256 is taken in tiles of 64 lanes since session 45 (BN_ROWS_LANES_256). The merge launch takes ~4 µs at every
+#: size. Loading x's last 8 MB ``evict_last`` (BN_KEEP_BYTES, as the tile pass does) gained nothing (call 3: 0-0.8
+#: points lower everywhere). Tiles of 1024 elements were up to 2.3 points lower at the channel counts taken (call 1,
+#: H100: x is the kernel's only stream, so a tile is all its bytes in flight); 2 or 4 programs an SM, 6-8 stages,
+#: tiles of 4096 no better (call 2).
 BN_STATS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
-                              "channels": ((64, 128), (512, 1024))}
+                              "channels": ((64, 128), (256, 256), (512, 1024)),
+                              "lanes": BN_ROWS_LANES_256}
 
 
 def batch_norm_stats_rows(numel: int, x_size: int, flat: bool, c: int) -> bool:
