@@ -995,7 +995,7 @@ def test_frozen_rows_rule(monkeypatch):
     for numel, size, flat in ((f["min_numel"] - 1, 4, True), (1 << 30, 4, False), (1 << 30, 8, True),
                               (1 << 30, 1, True)):
         assert not config.batch_norm_frozen_rows(numel, size, flat)
-    assert config.batch_norm_row_shares(200704, 256, 132).width == 64  # BN_ROWS_LANES_256
+    assert config.batch_norm_row_shares(200704, 256, 132).width == 64  # BN_ROWS_LANES
     for r, c, sms in ((6272, 2048, 132), (802816, 64, 132), (37, 3, 4), (1, 1000, 132), (4000, 96, 132),
                       (200704, 256, 132)):
         cut = config.batch_norm_row_shares(r, c, sms)
@@ -1051,7 +1051,7 @@ def test_stats_rows_rule(monkeypatch):
     """The row-strided statistics pass takes the training forward over channels-last rows (never NCHW) of 4-byte or
     16-bit x from BN_STATS_ROWS' size in its channel ranges, cut by its own keys."""
     f = config.BN_STATS_ROWS
-    for c, width in ((64, 64), (128, 128), (256, 64), (512, 512), (1024, 1024)):  # BN_ROWS_LANES_256
+    for c, width in ((64, 64), (128, 128), (256, 64), (512, 512), (1024, 1024)):  # BN_ROWS_LANES
         assert config.batch_norm_stats_rows(f["min_numel"], 2, True, c)
         assert config.batch_norm_stats_rows(f["min_numel"], 4, True, c)
         cut = config.batch_norm_row_shares(1 << 20, c, 132, "stats")

@@ -5,9 +5,9 @@
 
 CASE (bf16): nchw14 (256x1024x14x14), cl28 (256x256x28x28 channels_last), nchw56 (256x64x56x56), cl56 (256x64x56x56
 channels_last); tensors that fit the single-read kernel (``_bn_fwd_resident_kernel``): nchw7b32 / cl7b32 (32x2048x7x7),
-nchw56b8 (8x64x56x56).
-Three forwards run (the first two compile and warm up; profile the third with --launch-skip 2). OVERRIDES: names of
-``fastnorm.kernels.config`` set first, as ``bn_ab.py``'s specs give them (``BN_ROWS_WIDTH_MAX=128;...``).
+nchw56b8 (8x64x56x56). Three forwards run (the first two compile and warm up; profile the third with --launch-skip 2).
+OVERRIDES: names of ``fastnorm.kernels.config`` set first, as ``bn_ab.py``'s specs give them
+(``BN_ROWS_WIDTH_MAX=128;...``).
 """
 
 import os

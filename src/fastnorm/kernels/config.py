@@ -1108,7 +1108,7 @@ BN_ROWS_WIDTH_MAX = 1024
 #: mixed or lower: statistics bf16 32×512×28² 32.2 -> 34.2 but 256×512×28² 56.0 -> 55.7, fp32 32×512×28² 50.1 ->
 #: 48.7; frozen bf16 32×512×28² 55.0 -> 57.0, 256×512×28² 88.5 -> 83.5, 256×1024×14² 82.3 -> 79.9. C between 129 and
 #: 255 (also 256-lane tiles) was not measured.
-BN_ROWS_LANES_256 = ((256, 256, 64),)
+BN_ROWS_LANES = ((256, 256, 64),)
 
 
 #: The frozen backward with parameter sums over channels-last rows (R rows of C channels) as the row-strided kernel
@@ -1127,11 +1127,9 @@ BN_ROWS_LANES_256 = ((256, 256, 64),)
 #: 2048 lower still. The same kernel as the training backward's sums pass (without dx; call 2) lost 0.4-2.9 points of
 #: the training backward against the tile sums pass (BN_CL_SUMS, whose tail stays in L2 for the dx pass), and as its
 #: dx pass (dx = k1·g + k2 + k3·x̂; call 4) 0.4-2.2 against the tile dx pass: neither is built. "lanes": see
-#: BN_ROWS_LANES_256.
+#: BN_ROWS_LANES.
 BN_FROZEN_ROWS: dict | None = {"min_numel": 1 << 20, "block": 1024, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
-                               "lanes": BN_ROWS_LANES_256}
-
-
+                               "lanes": BN_ROWS_LANES}
 
 
 class RowShares(NamedTuple):
@@ -1150,7 +1148,7 @@ def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -
     ``rows_pass`` ("frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS): tiles of the channels' power of two (at most
     "block") by as many rows as fill "block", as many shares of the rows as make "per_sm" programs a multiprocessor
     (rounded up), each at least "steps" tiles where there are as many; at most BN_ROWS_WIDTH_MAX lanes, or the
-    "lanes" of a range (lo, hi, lanes) holding ``c`` (BN_ROWS_LANES_256)."""
+    "lanes" of a range (lo, hi, lanes) holding ``c`` (BN_ROWS_LANES)."""
     f = {"frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS}[rows_pass]
     lanes = next((n for lo, hi, n in f["lanes"] if lo <= c <= hi), BN_ROWS_WIDTH_MAX)
     width = min(_next_pow2(c), f["block"], lanes, BN_ROWS_WIDTH_MAX)
@@ -1171,14 +1169,14 @@ def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -
 #: 256×128×28² 52.9 -> 53.3, 32×512×28² 47.3 -> 49.7; the H100 (call 2) alike. Left out, where it lost on both
 #: devices: C = 2048 (bf16 128×2048×7² 32.9 -> 31.1, fp32 48.3 -> 44.2), and C = 256 in tiles of 256 lanes (bf16
 #: 8×256×128² 44.7 -> 41.8, 256×256×28² 50.2 -> 48.2, 2×256×200×304 43.7 -> 41.8), which stall on shared memory:
-#: C = 256 is taken in tiles of 64 lanes since session 45 (BN_ROWS_LANES_256). The merge launch takes ~4 µs at every
+#: C = 256 is taken in tiles of 64 lanes since session 45 (BN_ROWS_LANES). The merge launch takes ~4 µs at every
 #: size. Loading x's last 8 MB ``evict_last`` (BN_KEEP_BYTES, as the tile pass does) gained nothing (call 3: 0-0.8
 #: points lower everywhere). Tiles of 1024 elements were up to 2.3 points lower at the channel counts taken (call 1,
 #: H100: x is the kernel's only stream, so a tile is all its bytes in flight); 2 or 4 programs an SM, 6-8 stages,
 #: tiles of 4096 no better (call 2).
 BN_STATS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
                               "channels": ((64, 128), (256, 256), (512, 1024)),
-                              "lanes": BN_ROWS_LANES_256}
+                              "lanes": BN_ROWS_LANES}
 
 
 def batch_norm_stats_rows(numel: int, x_size: int, flat: bool, c: int) -> bool:
