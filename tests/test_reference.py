@@ -610,3 +610,14 @@ def test_sharded_batch_norm_equals_unsharded(sizes, activation, axis):
     assert max_rel_err(sdw, dw) < 1e-11 and max_rel_err(sdb, db) < 1e-13
     if z is not None:
         assert np.array_equal(np.concatenate(gs), dz)
+
+
+def test_max_rel_err_least_scale():
+    """The error is measured against max|expected|, or ``least_scale`` where that is larger; a zero reference
+    against 1."""
+    e = np.array([3e-4, -1e-4])
+    a = e + np.array([1e-6, 0.0])
+    assert max_rel_err(a, e) == pytest.approx(1e-6 / 3e-4)
+    assert max_rel_err(a, e, 16.0) == pytest.approx(1e-6 / 16.0)
+    assert max_rel_err(a, e, 1e-5) == pytest.approx(1e-6 / 3e-4)
+    assert max_rel_err(np.array([1e-3]), np.zeros(1)) == pytest.approx(1e-3)

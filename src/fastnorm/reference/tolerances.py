@@ -19,11 +19,13 @@ OUTPUT_TOL = {"float64": 1e-10, "float32": 1e-5, "float16": 2e-3, "bfloat16": 1.
 PARAM_GRAD_TOL = {"float64": 1e-9, "float32": 5e-5, "float16": 4e-3, "bfloat16": 2e-2}
 
 
-def max_rel_err(actual: np.ndarray, expected: np.ndarray) -> float:
-    """Normwise relative error ``max|a - e| / max|e|``; absolute error where ``e`` is all zeros.
+def max_rel_err(actual: np.ndarray, expected: np.ndarray, least_scale: float = 0.0) -> float:
+    """Normwise relative error ``max|a - e| / max(max|e|, least_scale)``; absolute error where both are zero.
 
     An identically zero reference (LayerNorm's dx over rows of one element, say) has no scale of its
     own, so there the error is measured against 1: rounding noise of 1e-14 passes, a wrong value fails.
+    ``least_scale``: a floor on the scale for sums that cancel (the size of their terms, where float32
+    summation errs relative to the terms, not to what is left).
     NaNs must match position for position (a NaN where the reference has none, or the reverse, is an
     infinite error); positions where both are NaN, or both are the same infinity, are ignored.
     """
@@ -42,6 +44,6 @@ def max_rel_err(actual: np.ndarray, expected: np.ndarray) -> float:
     ok = ~(nan_a | inf_same)
     if not np.any(ok):
         return 0.0
-    largest = float(np.max(np.abs(e[ok])))
+    largest = max(float(np.max(np.abs(e[ok]))), least_scale)
     scale = largest if largest > 0.0 else 1.0
     return float(np.max(np.abs(a[ok] - e[ok])) / scale)
