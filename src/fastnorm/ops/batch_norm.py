@@ -265,8 +265,8 @@ def _backward_impl(dy, x, y, weight, shift, mrel, rstd, batch_stats: bool, fix_g
         return _needed((torch.empty_like(x), torch.zeros(c, dtype=w_dtype, device=x.device),
                         torch.zeros(c, dtype=b_dtype, device=x.device), torch.empty_like(x)), needs)
     if not uses_triton(x):  # the CPU forward saves the mean itself as the shift
-        return _needed(_backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats, None, fix_gamma, relu,
-                                                w_dtype, b_dtype), needs)
+        return _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats, None, fix_gamma, relu, w_dtype,
+                                        b_dtype, needs)
     dw = torch.empty(c, dtype=w_dtype, device=x.device) if need_dw else None
     db = torch.empty(c, dtype=b_dtype, device=x.device) if need_db else None
     inputs = (x, dy, y, weight, shift, mrel, rstd, dw, db)
@@ -323,26 +323,31 @@ def _normalized(x, shift, rstd, batch_stats: bool, eps: float | None):
 
 
 def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, eps: float | None, fix_gamma: bool,
-                             relu: bool, w_dtype, b_dtype):
+                             relu: bool, w_dtype, b_dtype, needs: tuple[bool, bool, bool, bool]):
     """``_backward_impl`` as PyTorch operations: the CPU path's backward (``eps`` None: the saved statistics), and
     where ``backward_in_torch_ops`` sends a backward: with ``create_graph=True`` (a gradient penalty, a Hessian-vector
     product) its results are then differentiable again, inside a dual level they carry tangents, under vmap they are
     batched — none of which the kernels' are (statistics: ``_normalized``). The ReLU mask comes from the saved y.
-    -> (dx, dw, db, dz) as the module docstring states them (dz = dy itself without ReLU)."""
+    -> (dx, dw, db, dz) as the module docstring states them (dz = dy itself without ReLU), None where ``needs`` (as
+    ``_backward_impl``'s need_* flags) says a gradient is not needed."""
+    need_dx, need_dw, need_db, need_dz = needs
     xhat, invstd, acc, dims, n = _normalized(x, shift, rstd, batch_stats, eps)
     g = dy.to(acc)
     if relu:
         g = torch.where(y <= 0, 0.0, g)
     sg, sgx = g.sum(dims), (g * xhat).sum(dims)
-    k = invstd if (weight is None or fix_gamma) else invstd * weight.to(acc)
-    if batch_stats:
-        dx = _cv(k, x) * (g - _cv(sg / max(n, 1), x) - xhat * _cv(sgx / max(n, 1), x))
-    else:
-        dx = _cv(k, x) * g
-    dw = (torch.zeros_like(sgx) if fix_gamma else sgx).to(w_dtype)
-    if vmapped(dy):  # batched: not copied into x's layout (a plain tensor cannot take it)
-        return dx.to(x.dtype), dw, sg.to(b_dtype), (g.to(x.dtype) if relu else dy)
-    return _like_x(dx, x), dw, sg.to(b_dtype), (_like_x(g, x) if relu else dy)
+    dx = dz = None
+    in_x_layout = (lambda t: t.to(x.dtype)) if vmapped(dy) else (lambda t: _like_x(t, x))  # batched: not copied
+    if need_dx:
+        k = invstd if (weight is None or fix_gamma) else invstd * weight.to(acc)
+        if batch_stats:
+            dx = in_x_layout(_cv(k, x) * (g - _cv(sg / max(n, 1), x) - xhat * _cv(sgx / max(n, 1), x)))
+        else:
+            dx = in_x_layout(_cv(k, x) * g)
+    if need_dz:
+        dz = in_x_layout(g) if relu else dy
+    dw = (torch.zeros_like(sgx) if fix_gamma else sgx).to(w_dtype) if need_dw else None
+    return dx, dw, sg.to(b_dtype) if need_db else None, dz
 
 
 def _forward_tangent(x, weight, y, shift, rstd, batch_stats: bool, eps: float, fix_gamma: bool, relu: bool, dx, dw,
@@ -425,9 +430,8 @@ def _grads(ctx, dy):
     # create_graph=True, dual inputs (forward-over-reverse), vmapped gradients (compiled graphs never take this:
     # aot_autograd refuses the first two and does not vmap a backward)
     if backward_in_torch_ops(dy):
-        return _needed(_backward_differentiable(dy, x, y, weight, shift, rstd, ctx.batch_stats, ctx.eps,
-                                                ctx.fix_gamma, ctx.relu, w_dtype, ctx.b_dtype),
-                       (need_dx, need_dw, need_db, need_dz))
+        return _backward_differentiable(dy, x, y, weight, shift, rstd, ctx.batch_stats, ctx.eps, ctx.fix_gamma,
+                                        ctx.relu, w_dtype, ctx.b_dtype, (need_dx, need_dw, need_db, need_dz))
     args = (dy, x, y if ctx.relu else None, weight, shift, mrel, rstd, ctx.batch_stats, ctx.fix_gamma, ctx.relu,
             need_dx, need_dw, need_db, need_dz, w_dtype, ctx.b_dtype)
     if ctx.eager:
