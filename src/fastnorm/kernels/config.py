@@ -1096,7 +1096,7 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, 
 #: its sums) changes layout through shared memory, which the sm_90 gate refuses (tiles of 2048 over C > 1024).
 BN_ROWS_WIDTH_MAX = 1024
 
-#: The row-strided passes' "lanes" (BN_FROZEN_ROWS, BN_STATS_ROWS): ranges (lo, hi, lanes) of channel counts whose
+#: The row-strided passes' lanes (BN_FROZEN_ROWS, BN_STATS_ROWS): ranges (lo, hi, lanes) of channel counts whose
 #: tiles take at most ``lanes`` channels (several channel blocks a share); elsewhere the channels' power of two up to
 #: BN_ROWS_WIDTH_MAX. At C = 256 tiles of 8 rows × 256 lanes stall on shared memory: Nsight Compute (NOTES.md,
 #: session 45, calls 2-3; H200, bf16 statistics pass, the same 392 programs, requests and DRAM bytes as at 256×64×56²)
@@ -1126,10 +1126,9 @@ BN_ROWS_LANES = ((256, 256, 64),)
 #: the sums launch 3.8 µs (call 3). 4 an SM (0.2-2.6 points lower), 3 stages (0-3.4 lower), 2 or 6-8 an SM and tiles of
 #: 2048 lower still. The same kernel as the training backward's sums pass (without dx; call 2) lost 0.4-2.9 points of
 #: the training backward against the tile sums pass (BN_CL_SUMS, whose tail stays in L2 for the dx pass), and as its
-#: dx pass (dx = k1·g + k2 + k3·x̂; call 4) 0.4-2.2 against the tile dx pass: neither is built. "lanes": see
-#: BN_ROWS_LANES.
-BN_FROZEN_ROWS: dict | None = {"min_numel": 1 << 20, "block": 1024, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
-                               "lanes": BN_ROWS_LANES}
+#: dx pass (dx = k1·g + k2 + k3·x̂; call 4) 0.4-2.2 against the tile dx pass: neither is built. Lanes: BN_ROWS_LANES.
+BN_FROZEN_ROWS: dict[str, int] | None = {"min_numel": 1 << 20, "block": 1024, "warps": 4, "per_sm": 3, "stages": 4,
+                                          "steps": 16}
 
 
 class RowShares(NamedTuple):
@@ -1148,9 +1147,9 @@ def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -
     ``rows_pass`` ("frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS): tiles of the channels' power of two (at most
     "block") by as many rows as fill "block", as many shares of the rows as make "per_sm" programs a multiprocessor
     (rounded up), each at least "steps" tiles where there are as many; at most BN_ROWS_WIDTH_MAX lanes, or the
-    "lanes" of a range (lo, hi, lanes) holding ``c`` (BN_ROWS_LANES)."""
+    lanes of a BN_ROWS_LANES range (lo, hi, lanes) holding ``c``."""
     f = {"frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS}[rows_pass]
-    lanes = next((n for lo, hi, n in f["lanes"] if lo <= c <= hi), BN_ROWS_WIDTH_MAX)
+    lanes = next((n for lo, hi, n in BN_ROWS_LANES if lo <= c <= hi), BN_ROWS_WIDTH_MAX)
     width = min(_next_pow2(c), f["block"], lanes, BN_ROWS_WIDTH_MAX)
     rows = f["block"] // width
     blocks = _cdiv(c, width)
@@ -1175,8 +1174,7 @@ def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -
 #: H100: x is the kernel's only stream, so a tile is all its bytes in flight); 2 or 4 programs an SM, 6-8 stages,
 #: tiles of 4096 no better (call 2).
 BN_STATS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
-                              "channels": ((64, 128), (256, 256), (512, 1024)),
-                              "lanes": BN_ROWS_LANES}
+                              "channels": ((64, 128), (256, 256), (512, 1024))}
 
 
 def batch_norm_stats_rows(numel: int, x_size: int, flat: bool, c: int) -> bool:
