@@ -205,6 +205,15 @@ def _row_stats(s, nd: int, eps: float, is_rms: bool):
     return xc * rstd, rstd, acc, cols, rows
 
 
+def _through_xhat(v, xhat, rstd, cols, is_rms: bool):
+    """rstd·(v − mean(v) − x̂·mean(v·x̂)) over the row (RMS: without mean(v)): x̂'s derivative in s applied to v —
+    the backward's ds from g and the tangent's x̂ from ṡ alike (the map is symmetric)."""
+    out = v - xhat * (v * xhat).mean(cols, keepdim=True)
+    if not is_rms:
+        out = out - v.mean(cols, keepdim=True)
+    return out * rstd
+
+
 def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weight_offset: float, is_rms: bool,
                              bias_dtype, x_dtype, residual_in_dtype):
     """``_backward`` as PyTorch operations, where ``backward_in_torch_ops`` sends a backward: with
@@ -219,10 +228,7 @@ def _backward_differentiable(dy, dres_out, s, weight, nd: int, eps: float, weigh
     dw = None if weight is None else (dy * xhat).sum(rows).to(weight.dtype)
     db = None if bias_dtype is None else dy.sum(rows).to(bias_dtype)
     g = dy if weight is None else dy * (weight.to(acc) + weight_offset)
-    ds = g - xhat * (g * xhat).mean(cols, keepdim=True)
-    if not is_rms:
-        ds = ds - g.mean(cols, keepdim=True)
-    ds = ds * rstd
+    ds = _through_xhat(g, xhat, rstd, cols, is_rms)
     if dres_out is not None:
         ds = ds + dres_out.to(acc)
     return ds.to(x_dtype), (None if residual_in_dtype is None else ds.to(residual_in_dtype)), dw, db
@@ -235,10 +241,7 @@ def _forward_tangent(s, weight, nd: int, eps: float, weight_offset: float, is_rm
     xhat, rstd, acc, cols, _ = _row_stats(s, nd, eps, is_rms)
     t = torch.zeros_like(xhat)
     if ds is not None:
-        u = ds.to(acc)
-        if not is_rms:
-            u = u - u.mean(cols, keepdim=True)
-        u = (u - xhat * (u * xhat).mean(cols, keepdim=True)) * rstd
+        u = _through_xhat(ds.to(acc), xhat, rstd, cols, is_rms)
         t = t + (u if weight is None else u * (weight.to(acc) + weight_offset))
     if dw is not None:
         t = t + dw.to(acc) * xhat
