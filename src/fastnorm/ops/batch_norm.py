@@ -322,6 +322,12 @@ def _normalized(x, shift, rstd, batch_stats: bool, eps: float | None):
     return (xa - _cv(mean, x)) * _cv(invstd, x), invstd, acc, dims, n
 
 
+def _through_xhat(v, xhat, scale, mean_v, mean_vxhat, x):
+    """scale·(v − mean(v) − x̂·mean(v·x̂)) per channel, the means given: x̂'s derivative in x (times invstd, or
+    w·invstd) applied to v — the backward's dx from g and the tangent from ẋ alike (the map is symmetric)."""
+    return _cv(scale, x) * (v - _cv(mean_v, x) - xhat * _cv(mean_vxhat, x))
+
+
 def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, eps: float | None, fix_gamma: bool,
                              relu: bool, w_dtype, b_dtype, needs: tuple[bool, bool, bool, bool]):
     """``_backward_impl`` as PyTorch operations: the CPU path's backward (``eps`` None: the saved statistics), and
@@ -341,7 +347,7 @@ def _backward_differentiable(dy, x, y, weight, shift, rstd, batch_stats: bool, e
     if need_dx:
         k = invstd if (weight is None or fix_gamma) else invstd * weight.to(acc)
         if batch_stats:
-            dx = in_x_layout(_cv(k, x) * (g - _cv(sg / max(n, 1), x) - xhat * _cv(sgx / max(n, 1), x)))
+            dx = in_x_layout(_through_xhat(g, xhat, k, sg / max(n, 1), sgx / max(n, 1), x))
         else:
             dx = in_x_layout(_cv(k, x) * g)
     if need_dz:
@@ -360,9 +366,8 @@ def _forward_tangent(x, weight, y, shift, rstd, batch_stats: bool, eps: float, f
     t = torch.zeros_like(xhat)
     if dx is not None:
         u = dx.to(acc)
-        if batch_stats:
-            u = u - _cv(u.mean(dims), x) - xhat * _cv((u * xhat).mean(dims), x)
-        u = u * _cv(invstd, x)
+        u = _through_xhat(u, xhat, invstd, u.mean(dims), (u * xhat).mean(dims), x) if batch_stats \
+            else u * _cv(invstd, x)
         t = t + (u if (weight is None or fix_gamma) else u * _cv(weight.to(acc), x))
     if dw is not None and not fix_gamma:
         t = t + _cv(dw.to(acc), x) * xhat
