@@ -1,12 +1,14 @@
 """GPU time of each kernel a BatchNorm op launches, per case and config override, from the CUDA profiler.
 
-    PYTHONPATH=src python benchmarks/scripts/bn_kernel_times.py [--ops train_fwd,train_bwd] [SPEC ...]
+    PYTHONPATH=src python benchmarks/scripts/bn_kernel_times.py [--ops train_fwd,train_bwd] [--flush] [SPEC ...]
 
 SPEC: config overrides as in ``bn_ab.py`` (``BN_ALIGNED_ROWS={}``; empty: the defaults), or ``torch`` (torch's own
 ``F.batch_norm``: cuDNN's kernels, the peer's split of the same op). The cases are
 ``tune_batchnorm``'s, filtered by ``$BN_VARIANT_CASES``. Each op runs 5 times to warm up, then 20 times under
 ``torch.profiler``; prints, per case, op and spec, each kernel's mean µs and its share of the bytes' copy time
-(fewest bytes at the suite's copy bandwidth), so that a slow op shows which of its launches is slow.
+(fewest bytes at the suite's copy bandwidth), so that a slow op shows which of its launches is slow. ``--flush``:
+before each call, zero 256 MB as ``triton.testing.do_bench`` (the suites' timer) does, so that the op starts with L2
+full of dirty lines as it does there (the zeroing kernel is left out of the figures).
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("specs", nargs="*", default=[""])
     ap.add_argument("--ops", default="train_fwd,train_bwd")
+    ap.add_argument("--flush", action="store_true")
     args = ap.parse_args()
     defaults = {name: getattr(config, name) for spec in args.specs if spec != "torch" for name in _overrides(spec)}
     copy_bw = tb.copy_bandwidth()  # bytes/s
+    cache = torch.empty(1 << 26, dtype=torch.int32, device="cuda") if args.flush else None
     print(f"copy {copy_bw / 1e9:.0f} GB/s")
     for shape, dtype_name, cl in tb.selected_cases():
         case = tb.make_case(shape, dtype_name, cl)
@@ -46,11 +50,13 @@ def main() -> None:
                 torch.cuda.synchronize()
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
                     for _ in range(20):
+                        if cache is not None:
+                            cache.zero_()
                         fn()
                     torch.cuda.synchronize()
                 times: dict[str, float] = {}
                 for ev in prof.events():
-                    if ev.device_type == torch.autograd.DeviceType.CUDA:
+                    if ev.device_type == torch.autograd.DeviceType.CUDA and "FillFunctor" not in ev.name:
                         times[ev.name] = times.get(ev.name, 0.0) + ev.device_time_total / 20
                 total = sum(times.values())
                 parts = ", ".join(f"{k[:28]} {v:.1f}" for k, v in sorted(times.items(), key=lambda kv: -kv[1]))
