@@ -162,8 +162,8 @@ def frozen_flat_everywhere() -> dict:
 
 
 def rows_everywhere(name: str) -> dict:
-    """config.<name> (BN_FROZEN_ROWS or BN_STATS_ROWS) taking its row-strided pass at every size (and channel count),
-    in tiles of 64 elements (2 warps), a share as few as one tile."""
+    """config.<name> (BN_FROZEN_ROWS, BN_STATS_ROWS or BN_SUMS_ROWS) taking its row-strided pass at every size (and
+    channel count), in tiles of 64 elements (2 warps), a share as few as one tile."""
     from fastnorm.kernels import config
 
     f = {**getattr(config, name), "min_numel": 0, "block": 64, "warps": 2, "steps": 1}

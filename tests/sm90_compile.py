@@ -314,14 +314,20 @@ def _batch_norm_cases(fastnorm, config) -> list:
             x = _meta(2**31 // (64 * math.prod(spatial)) + 1, 64, *spatial, dtype=torch.bfloat16, grad=True)
             w, b = _meta(64, grad=True), _meta(64, grad=True)
             _fwd_bwd(fastnorm.batch_norm, x, _meta(64), _meta(64), w, b, training=True)
-    def frozen_rows():  # the row-strided frozen pass over tiles of 1024 channels (two blocks), and in 64 bits
+    def frozen_rows():  # the row-strided frozen pass over tiles of 1024 channels (two blocks), and in 64 bits; the
+        # same kernel as the sums pass alone (training, with ReLU and a residual; the frozen dγ, dβ alone), 16-bit x
         for shape in ((2, 1536, 2, 2), (2**31 // (64 * 49) + 1, 64, 7, 7)):
             for dtype in (torch.bfloat16, torch.float32):
                 x = _meta(*shape, dtype=dtype, grad=True, channels_last=True)
                 c = shape[1]
+                w, b = _meta(c, grad=True), _meta(c, grad=True)
                 with _setting(config, "BN_FROZEN_ROWS", _frozen_rows_passes(config)[0]):
-                    _fwd_bwd(fastnorm.batch_norm, x, _meta(c), _meta(c), _meta(c, grad=True), _meta(c, grad=True),
-                             training=False)
+                    _fwd_bwd(fastnorm.batch_norm, x, _meta(c), _meta(c), w, b, training=False)
+                with _setting(config, "BN_SUMS_ROWS", {**config.BN_SUMS_ROWS, "min_numel": 0}), \
+                        _setting(config, "BN_RESIDENT", False), _setting(config, "BN_RESIDENT_BACKWARD", False):
+                    z = _meta(*shape, dtype=dtype, grad=True, channels_last=True)
+                    _fwd_bwd(fastnorm.batch_norm, x, _meta(c), _meta(c), w, b, training=True, activation="relu", z=z)
+                    _fwd_bwd(fastnorm.batch_norm, x.detach(), _meta(c), _meta(c), w, b, training=False)
 
     def stats_rows():  # the row-strided statistics pass: C = 1 ((N, C) rows), 70, 1536 (two 1024-channel blocks),
         # 64-bit offsets

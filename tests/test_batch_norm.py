@@ -1047,6 +1047,58 @@ def test_frozen_rows_against_reference(monkeypatch, shape, device):
     assert torch.isnan(w.grad[0]) and torch.isfinite(w.grad[1:]).all() and torch.isfinite(b.grad).all()
 
 
+def test_sums_rows_rule(monkeypatch):
+    """The row-strided sums pass takes the backward's sums alone over channels-last rows (never NCHW) of the x sizes
+    of BN_SUMS_ROWS (16-bit) from its size, cut by its own keys (tiles of "block")."""
+    f = config.BN_SUMS_ROWS
+    assert config.batch_norm_sums_rows(f["min_numel"], 2, True)
+    for numel, size, flat in ((f["min_numel"] - 1, 2, True), (1 << 30, 2, False), (1 << 30, 4, True),
+                              (1 << 30, 8, True), (1 << 30, 1, True)):
+        assert not config.batch_norm_sums_rows(numel, size, flat)
+    for c, width in ((64, 64), (256, 64), (512, 512), (2048, 1024)):  # BN_ROWS_LANES at C = 256
+        cut = config.batch_norm_row_shares(1 << 20, c, 132, "sums")
+        assert (cut.width, cut.rows, cut.blocks) == (width, f["block"] // width, -(-c // width))
+    monkeypatch.setattr(config, "BN_SUMS_ROWS", None)
+    assert not config.batch_norm_sums_rows(1 << 30, 2, True)
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7, 9), (2, 70, 3, 3), (37, 6), (2, 3, 4, 2, 3), (300, 1)])
+def test_sums_rows_against_reference(monkeypatch, shape, device):
+    """The backward's sums pass alone through the row-strided kernel without dx (BN_SUMS_ROWS at threshold 0, 16-
+    and 32-bit x; tiles of 64: a ragged last tile (C = 5, 6, 3, 1), two channel blocks (C = 70), (N, C) rows and
+    3-d): the training backward (then the dx pass) with ReLU and a residual, without parameters, and the frozen
+    backward of dγ, dβ alone, against the reference, with a channel of 1e4 + randn; the partial sums added 2 shares at
+    a time; a NaN reaches its own channel's dγ, dβ alone."""
+    monkeypatch.setattr(config, "BN_SUMS_ROWS", {**rows_everywhere("BN_SUMS_ROWS"), "x_sizes": (2, 4)})
+    monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8, "channels": 4})  # 2 shares a step
+    monkeypatch.setattr(config, "BN_RESIDENT_BACKWARD", False)
+    passes = _count_passes(monkeypatch, "_frozen_rows_pass")
+    cases = ((torch.float32, True, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
+             (torch.float16, True, {"affine": False}), (torch.bfloat16, False, {}), (torch.float32, False, {}))
+    for k, (dtype, training, options) in enumerate(cases):
+        x, w, b, rm, rv = _make(shape, len(shape) > 3, dtype, device, seed=120 + k)
+        if shape[1] > 1:
+            x = x.detach()
+            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
+            x.requires_grad_(training)
+        if not training:  # the frozen backward of dγ, dβ alone: the sums pass without a dx pass
+            x = x.detach()
+        if options.get("affine") is False:
+            w = b = None
+        z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
+        _check_bn(x, w, b, rm, rv, training=training, activation=options.get("activation"), z=z, dy_like_x=True)
+    assert len(passes) == len(cases)
+    sms = config.multiprocessor_count(config.device_index(x))
+    assert config.batch_norm_row_shares(math.prod(shape) // shape[1], shape[1], sms, "sums").shares >= 3
+    x, w, b, rm, rv = _make(shape, len(shape) > 3, torch.bfloat16, device, seed=130)
+    x = x.detach()
+    x.select(1, 0).reshape(-1)[0] = float("nan")
+    x.requires_grad_(True)
+    fastnorm.batch_norm(x, rm, rv, w, b, True).backward(torch.ones_like(x))
+    assert len(passes) == len(cases) + 1
+    assert torch.isnan(w.grad[0]) and torch.isfinite(w.grad[1:]).all() and torch.isfinite(b.grad[1:]).all()
+
+
 def test_stats_rows_rule(monkeypatch):
     """The row-strided statistics pass takes the training forward over channels-last rows (never NCHW) of 4-byte or
     16-bit x from BN_STATS_ROWS' size in its channel ranges, cut by its own keys."""

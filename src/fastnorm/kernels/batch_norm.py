@@ -1441,11 +1441,12 @@ def _bn_bwd_frozen_rows_kernel(
     R, C, NB, RPS, eps_hi, eps_lo,
     IDX: tl.constexpr, ACC: tl.constexpr, W: tl.constexpr, K: tl.constexpr,
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr,
-    DZ: tl.constexpr, STAGES: tl.constexpr,
+    DX: tl.constexpr, DZ: tl.constexpr, STAGES: tl.constexpr,
 ):
     """The frozen backward with parameter sums over channels-last x (R rows of C channels;
-    ``config.BN_FROZEN_ROWS``), row-strided: dx = k1·g (k1 = w·invstd), dz = g with DZ, and the partial sums (Σg,
-    Σg·x̂) that ``_bn_rows_sums_kernel`` adds up. The channels-last form of ``_bn_bwd_frozen_flat_kernel``.
+    ``config.BN_FROZEN_ROWS``), row-strided: with DX, dx = k1·g (k1 = w·invstd) and dz = g with DZ, and the partial
+    sums (Σg, Σg·x̂) that ``_bn_rows_sums_kernel`` adds up; without DX the backward's sums pass alone
+    (``config.BN_SUMS_ROWS``). The channels-last form of ``_bn_bwd_frozen_flat_kernel``.
 
     Program b + j·NB takes the W channels b·W .. of rows j·RPS .. min((j + 1)·RPS, R) − 1 in tiles of K rows: each
     lane keeps one channel's k1, centre and invstd and its own running sums, the loads and stores whole 16-byte
@@ -1471,9 +1472,10 @@ def _bn_bwd_frozen_rows_kernel(
         xh = (tl.load(x_ptr + i, mask=m, other=0.0).to(ACC) - ctr[None, :]) * rstd[None, :] + off_r[None, :]
         sg += g
         sgx += g * xh  # g is 0 where masked (x̂ is finite there unless the channel's own statistics are not)
-        tl.store(dx_ptr + i, (k1[None, :] * g).to(dx_ptr.dtype.element_ty), mask=m)
-        if DZ:
-            tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=m)
+        if DX:
+            tl.store(dx_ptr + i, (k1[None, :] * g).to(dx_ptr.dtype.element_ty), mask=m)
+            if DZ:
+                tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=m)
         i += K * C
     p = part_ptr + tl.program_id(0) * W + tl.arange(0, W)
     tl.store(p, tl.sum(sg, 0), mask=cm)
@@ -2305,7 +2307,8 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
             xv.x.numel(), xv.x.element_size(), xv.flat, xv.c, xv.s, _sms(xv), sums_only=mode == "sums"):
         return _frozen_flat_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
                                  fix_gamma=fix_gamma, relu=relu)
-    if mode == "frozen" and config.batch_norm_frozen_rows(xv.x.numel(), xv.x.element_size(), xv.flat):
+    if mode == "frozen" and config.batch_norm_frozen_rows(xv.x.numel(), xv.x.element_size(), xv.flat) or \
+            mode == "sums" and config.batch_norm_sums_rows(xv.x.numel(), xv.x.element_size(), xv.flat):
         return _frozen_rows_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
                                  fix_gamma=fix_gamma, relu=relu)
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
@@ -2364,11 +2367,12 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
 
 def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,
                       fix_gamma: bool, relu: bool) -> torch.Tensor:
-    """``backward("frozen", ...)`` over channels-last rows through the row-strided kernel and its sums launch
-    (``_bn_bwd_frozen_rows_kernel``, ``_bn_rows_sums_kernel``; config.BN_FROZEN_ROWS) -> the sums [2, C]."""
-    f = config.BN_FROZEN_ROWS
+    """``backward("frozen", ...)`` (or "sums": ``dx`` None, cut by config.BN_SUMS_ROWS) over channels-last rows through
+    the row-strided kernel and its sums launch (``_bn_bwd_frozen_rows_kernel``, ``_bn_rows_sums_kernel``;
+    config.BN_FROZEN_ROWS) -> the sums [2, C]."""
+    f = config.BN_FROZEN_ROWS if dx is not None else config.BN_SUMS_ROWS
     c = xv.c
-    cut = config.batch_norm_row_shares(xv.v, c, _sms(xv))
+    cut = config.batch_norm_row_shares(xv.v, c, _sms(xv), "frozen" if dx is not None else "sums")
     acc = _acc(xv.x.dtype)
     part = _scratch(2 * cut.shares * cut.blocks * cut.width, acc, xv.x.device)
     sums = _scratch(2 * c, acc, xv.x.device)
@@ -2376,8 +2380,8 @@ def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, part, xv.v, c, cut.blocks, cut.per_program, *_hilo(eps),
     ), dict(
         IDX=_flat_idx(xv.x.numel(), cut.rows * c), ACC=_TL[acc], W=cut.width, K=cut.rows, IS_VAR=is_var,
-        HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
-        STAGES=f["stages"],
+        HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DX=dx is not None,
+        DZ=dz is not None, STAGES=f["stages"],
     ), f["warps"], 1)
     cb, jb = config.batch_norm_rows_sums_tile(c, cut.shares)
     _rows_sums((-(-c // cb),), (part, sums, dw, db, c, cut.shares, cut.blocks * cut.width), dict(

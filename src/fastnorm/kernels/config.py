@@ -841,7 +841,8 @@ BN_ITEM = {"fused": 32768, "stream": 65536}
 #: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²); the backward's sums pass
 #: takes the statistics pass's 32 (measured with its one-wave plan, session 15), widened to BN_CL_SUMS' "row_bytes".
 BN_CL_CB = {"fused": 32, "stream": 64, "sums": 32}
-#: The channels-last sums pass's own plan (None: the generic BN_CL_CB["sums"], BN_TILE["sums"], BN_SUMS_WAVE).
+#: The channels-last tile sums pass's own plan (None: the generic BN_CL_CB["sums"], BN_TILE["sums"], BN_SUMS_WAVE):
+#: 4-byte x and small tensors since session 46 (16-bit x from BN_SUMS_ROWS' size runs row-strided).
 #: "row_bytes": its tiles read rows of at least this many bytes of x (and of dy), or all C: 16-bit x takes 64 channels
 #: a tile, where 32 were half a 128-byte line. Measured on an H100 (NOTES.md, session 26; training backward, CUDA-graph
 #: replays, % of copy, 32 -> 64 channels): bf16 8×256×128² 47.4 / 49.7 -> 52.5 / 52.5, 256×256×28² 51.9 -> 54.9,
@@ -1124,9 +1125,10 @@ BN_ROWS_LANES = ((256, 256, 64),)
 #: 2×256×200×304 66.8 -> 69.1; fp32 256×64×56² 86.4 -> 90.2, 256×256×28² 87.2 -> 89.8, 8×256×128² 83.3 -> 85.9,
 #: 128×2048×7² 75.5 -> 78.4, 32×512×28² 70.1 -> 78.4. bf16 256×64×56²: the main pass 80.9 µs for 308 MB (3.8 TB/s),
 #: the sums launch 3.8 µs (call 3). 4 an SM (0.2-2.6 points lower), 3 stages (0-3.4 lower), 2 or 6-8 an SM and tiles of
-#: 2048 lower still. The same kernel as the training backward's sums pass (without dx; call 2) lost 0.4-2.9 points of
-#: the training backward against the tile sums pass (BN_CL_SUMS, whose tail stays in L2 for the dx pass), and as its
-#: dx pass (dx = k1·g + k2 + k3·x̂; call 4) 0.4-2.2 against the tile dx pass: neither is built. Lanes: BN_ROWS_LANES.
+#: 2048 lower still. The same kernel as the training backward's sums pass (without dx; call 2, tiles of 1024) lost
+#: 0.4-2.9 points of the training backward against the tile sums pass; session 46 measured it gaining for 16-bit x
+#: (BN_SUMS_ROWS; tiles of 1024 too, less; why it lost in session 35 is not established). As its dx pass (dx = k1·g
+#: + k2 + k3·x̂; call 4) it lost 0.4-2.2 against the tile dx pass: not built. Lanes: BN_ROWS_LANES.
 BN_FROZEN_ROWS: dict[str, int] | None = {"min_numel": 1 << 20, "block": 1024, "warps": 4, "per_sm": 3, "stages": 4,
                                           "steps": 16}
 
@@ -1144,11 +1146,11 @@ class RowShares(NamedTuple):
 @functools.cache
 def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -> RowShares:
     """The cut of ``r`` channels-last rows of ``c`` channels on ``sms`` multiprocessors by the row-strided pass
-    ``rows_pass`` ("frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS): tiles of the channels' power of two (at most
-    "block") by as many rows as fill "block", as many shares of the rows as make "per_sm" programs a multiprocessor
-    (rounded up), each at least "steps" tiles where there are as many; at most BN_ROWS_WIDTH_MAX lanes, or the
-    lanes of a BN_ROWS_LANES range (lo, hi, lanes) holding ``c``."""
-    f = {"frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS}[rows_pass]
+    ``rows_pass`` ("frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS, "sums": BN_SUMS_ROWS): tiles of the channels'
+    power of two (at most "block") by as many rows as fill "block", as many shares of the rows as make "per_sm"
+    programs a multiprocessor (rounded up), each at least "steps" tiles where there are as many; at most
+    BN_ROWS_WIDTH_MAX lanes, or the lanes of a BN_ROWS_LANES range (lo, hi, lanes) holding ``c``."""
+    f = {"frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS, "sums": BN_SUMS_ROWS}[rows_pass]
     lanes = next((n for lo, hi, n in BN_ROWS_LANES if lo <= c <= hi), BN_ROWS_WIDTH_MAX)
     width = min(_next_pow2(c), f["block"], lanes, BN_ROWS_WIDTH_MAX)
     rows = f["block"] // width
@@ -1175,6 +1177,29 @@ def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -
 #: tiles of 4096 no better (call 2).
 BN_STATS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
                               "channels": ((64, 128), (256, 256), (512, 1024))}
+
+
+#: The backward's sums pass alone (the two-launch training backward's first launch, SyncBatchNorm's local sums, the
+#: frozen backward with dγ, dβ and no dx) over channels-last rows of x of one of the "x_sizes" (bytes an element) as
+#: the row-strided frozen kernel without its dx (``_bn_bwd_frozen_rows_kernel``), cut as BN_FROZEN_ROWS' keys say.
+#: None: the tile kernel (BN_CL_SUMS) everywhere. Measured on the H200 (NOTES.md, session 46, calls 1-4; training
+#: backward, CUDA-graph replays, % of copy, two rounds, tile -> this): bf16 256×64×56² 53.6 -> 54.9, 256×256×28² 53.1
+#: -> 54.6, 8×256×128² 48.7 -> 50.7, 2×256×200×304 47.9 -> 50.0, 128×2048×7² 41.8 -> 43.1, 256×128×28² 44.8 -> 46.1,
+#: 32×512×28² 38.7 -> 39.3, 256×512×28² 56.6 -> 56.6, 256×1024×14² 54.8 -> 54.5; fp32 lost (32×512×28² 51.1 -> 49.6,
+#: 8×256×128² 56.8 -> 55.9, 128×2048×7² 51.3 -> 50.9) and keeps the tile pass. The sums pass alone, bf16 256×64×56²
+#: with the suites' L2 flush (profiler, call 2): 65.1 µs -> 57.8 + 1.9 (the sums launch); the dx pass the same 68.2-
+#: 68.6. Tiles of 1024 0.2-0.8 lower (call 1), 3 stages 0.3-0.6 lower (call 2), 4 an SM within 0.5 (call 1); each
+#: share's last rows loaded ``evict_last`` for the dx pass (BN_KEEP_BYTES) left the dx pass as slow and the sums pass
+#: 2 µs slower (call 2); the shares' sums added in the same launch (the last program of each 16 or 32 shares, then
+#: the last group; no sums launch) lost 0.2-5.9 in the training and frozen backward (call 4).
+BN_SUMS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
+                             "x_sizes": (2,)}
+
+
+def batch_norm_sums_rows(numel: int, x_size: int, flat: bool) -> bool:
+    """Whether the backward's sums pass over ``numel`` elements of ``x_size`` bytes (``flat``: channels-last rows)
+    takes the row-strided kernel (BN_SUMS_ROWS)."""
+    return _row_strided(BN_SUMS_ROWS, numel, x_size, flat) and x_size in BN_SUMS_ROWS["x_sizes"]
 
 
 def batch_norm_stats_rows(numel: int, x_size: int, flat: bool, c: int) -> bool:
