@@ -57,7 +57,8 @@ channel and its own sums; a segmented scan over the block's runs gives per-run p
 ``config.BN_SUMS_FLAT`` elements takes the same kernel without its dx. Over large channels-last rows the frozen
 backward with dγ, dβ runs row-strided (``_bn_bwd_frozen_rows_kernel``, ``config.BN_FROZEN_ROWS``): a program takes
 a block of channels in a share of the rows, each lane one channel and its own sums, and a second launch
-(``_bn_rows_sums_kernel``) adds the shares' partials per channel in a fixed order.
+(``_bn_rows_sums_kernel``) adds the shares' partials per channel in a fixed order; the backward's sums pass over
+large channels-last rows of 16-bit x takes the same kernel without its dx (``config.BN_SUMS_ROWS``).
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
@@ -2290,7 +2291,8 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx: two launches, or one,
     ``config.BN_TRAIN_FUSED``), "sums" (sums only) or "frozen" (dx = w·invstd·g and the sums in one pass).
     Writes dx/dz/dw/db when given; returns the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂). ``keep`` ("sums"): a dx pass
-    follows, so the sums leave the end of what they read in L2 for it (``_kept``)."""
+    follows, so the tile sums pass leaves the end of what it read in L2 for it (``_kept``; the row-strided passes
+    keep nothing: config.BN_SUMS_ROWS)."""
     if mode == "train" and not is_var and config.BN_RESIDENT_BACKWARD and \
             (plan := _resident_plan(xv, 3 if relu else 2)) is not None:  # dy and x, and y
         sums = _backward_resident(xv, plan, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, fix_gamma=fix_gamma,
