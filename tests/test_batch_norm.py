@@ -956,9 +956,7 @@ def test_dx_flat_against_reference(monkeypatch, shape, cl, mode, device):
                            (torch.float16, {"fix_gamma": True}), (torch.float32, {"affine": False})):
         x, w, b, rm, rv = _make(shape, cl, dtype, device, seed=20 + len(passes))  # dy: seed 1
         if shape[1] > 1:
-            x = x.detach()
-            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
-            x.requires_grad_(True)
+            x = _with_offset_channel(x)
         if options.get("affine") is False:
             w = b = None
         elif glob:  # dx alone
@@ -1030,21 +1028,14 @@ def test_frozen_rows_against_reference(monkeypatch, shape, device):
     for k, (dtype, ugs, options) in enumerate(cases):
         x, w, b, rm, rv = _make(shape, len(shape) > 3, dtype, device, seed=80 + k)
         if shape[1] > 1:
-            x = x.detach()
-            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
-            x.requires_grad_(True)
+            x = _with_offset_channel(x)
         z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
         _check_bn(x, w, b, rm, rv, training=ugs, use_global_stats=ugs, fix_gamma=options.get("fix_gamma", False),
                   activation=options.get("activation"), z=z, dy_like_x=True)
     assert len(passes) == len(cases)
     assert config.batch_norm_row_shares(math.prod(shape) // shape[1], shape[1], 4).shares >= 3
-    x, w, b, rm, rv = _make(shape, len(shape) > 3, torch.float32, device, seed=90)
-    x = x.detach()
-    x.select(1, 0).reshape(-1)[0] = float("nan")
-    x.requires_grad_(True)
-    fastnorm.batch_norm(x, rm, rv, w, b, False).backward(torch.ones_like(x))
+    _check_nan_channel_grads(shape, torch.float32, device, 90, training=False)
     assert len(passes) == len(cases) + 1
-    assert torch.isnan(w.grad[0]) and torch.isfinite(w.grad[1:]).all() and torch.isfinite(b.grad).all()
 
 
 def test_sums_rows_rule(monkeypatch):
@@ -1078,9 +1069,7 @@ def test_sums_rows_against_reference(monkeypatch, shape, device):
     for k, (dtype, training, options) in enumerate(cases):
         x, w, b, rm, rv = _make(shape, len(shape) > 3, dtype, device, seed=120 + k)
         if shape[1] > 1:
-            x = x.detach()
-            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
-            x.requires_grad_(training)
+            x = _with_offset_channel(x, requires_grad=training)
         if not training:  # the frozen backward of dγ, dβ alone: the sums pass without a dx pass
             x = x.detach()
         if options.get("affine") is False:
@@ -1090,12 +1079,18 @@ def test_sums_rows_against_reference(monkeypatch, shape, device):
     assert len(passes) == len(cases)
     sms = config.multiprocessor_count(config.device_index(x))
     assert config.batch_norm_row_shares(math.prod(shape) // shape[1], shape[1], sms, "sums").shares >= 3
-    x, w, b, rm, rv = _make(shape, len(shape) > 3, torch.bfloat16, device, seed=130)
+    _check_nan_channel_grads(shape, torch.bfloat16, device, 130, training=True)
+    assert len(passes) == len(cases) + 1
+
+
+def _check_nan_channel_grads(shape, dtype, device, seed: int, *, training: bool) -> None:
+    """A NaN in one element of channel 0 of x: the backward (dy = 1) gives that channel's dγ NaN and every other dγ,
+    and every dβ (Σdy), finite."""
+    x, w, b, rm, rv = _make(shape, len(shape) > 3, dtype, device, seed=seed)
     x = x.detach()
     x.select(1, 0).reshape(-1)[0] = float("nan")
     x.requires_grad_(True)
-    fastnorm.batch_norm(x, rm, rv, w, b, True).backward(torch.ones_like(x))
-    assert len(passes) == len(cases) + 1
+    fastnorm.batch_norm(x, rm, rv, w, b, training).backward(torch.ones_like(x))
     assert torch.isnan(w.grad[0]) and torch.isfinite(w.grad[1:]).all() and torch.isfinite(b.grad).all()
 
 
@@ -1137,8 +1132,7 @@ def test_stats_rows_against_reference(monkeypatch, shape, device):
     for k, (dtype, options) in enumerate(cases):
         x, w, b, rm, rv = _make(shape, len(shape) > 3, dtype, device, seed=100 + k)
         if shape[1] > 2:
-            x = x.detach()
-            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
+            x = _with_offset_channel(x, requires_grad=False)
             x[:, 2] = 1e7 if dtype == torch.float32 else 1e4
             x.requires_grad_(True)
         if options.get("affine") is False:
@@ -1243,6 +1237,14 @@ def test_frozen_flat_rule(monkeypatch):
     assert not config.batch_norm_frozen_flat(1 << 30, 4, False, 64, 3136, 132)
 
 
+def _with_offset_channel(x: torch.Tensor, requires_grad: bool = True) -> torch.Tensor:
+    """x (detached) with channel 1 replaced by 1e4 + randn, the same draw every time: a channel whose mean dwarfs its
+    spread."""
+    x = x.detach()
+    x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(x.dtype)
+    return x.requires_grad_(requires_grad)
+
+
 def _count_passes(monkeypatch, name: str, poison: tuple[int, ...] = ()) -> list:
     """Count the calls of the kernels module's pass ``name`` (e.g. "_frozen_flat_pass", "_frozen_rows_pass",
     "_stats_rows_pass") into the list returned, NaN-filling its positional arguments at ``poison`` (its outputs;
@@ -1275,9 +1277,7 @@ def test_frozen_flat_against_reference(monkeypatch, shape, device):
     for k, (dtype, training, options) in enumerate(cases):
         x, w, b, rm, rv = _make(shape, False, dtype, device, seed=40 + k)
         if shape[1] > 1:
-            x = x.detach()
-            x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
-            x.requires_grad_(True)
+            x = _with_offset_channel(x)
         z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
         _check_bn(x, w, b, rm, rv, training=training, use_global_stats=training,
                   fix_gamma=options.get("fix_gamma", False), activation=options.get("activation"), z=z)
@@ -1307,9 +1307,7 @@ def test_sums_flat_against_reference(monkeypatch, shape, device):
     for k, (dtype, options) in enumerate(((torch.float32, {}), (torch.bfloat16, {"activation": "relu", "z": True}),
                                           (torch.float16, {"fix_gamma": True}))):
         x, w, b, rm, rv = _make(shape, False, dtype, device, seed=60 + k)
-        x = x.detach()
-        x[:, 1] = (torch.randn(x[:, 1].shape, generator=torch.Generator().manual_seed(3)) + 1e4).to(dtype)
-        x.requires_grad_(True)
+        x = _with_offset_channel(x)
         z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
         _check_bn(x, w, b, rm, rv, training=True, fix_gamma=options.get("fix_gamma", False),
                   activation=options.get("activation"), z=z)
