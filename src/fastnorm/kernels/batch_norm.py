@@ -58,7 +58,8 @@ channel and its own sums; a segmented scan over the block's runs gives per-run p
 backward with dγ, dβ runs row-strided (``_bn_bwd_frozen_rows_kernel``, ``config.BN_FROZEN_ROWS``): a program takes
 a block of channels in a share of the rows, each lane one channel and its own sums, and a second launch
 (``_bn_rows_sums_kernel``) adds the shares' partials per channel in a fixed order; the backward's sums pass over
-large channels-last rows of 16-bit x takes the same kernel without its dx (``config.BN_SUMS_ROWS``).
+large channels-last rows of 16-bit x takes the same kernel without its dx, grid-strided, and the dx pass after it
+reads x from the end down (``config.BN_SUMS_ROWS``).
 
 All statistics and sums are accumulated in fp32 (fp64 for fp64 input). Offsets are int64 when the
 tensor has 2^31 elements or more. No float atomics anywhere: parameter gradients are deterministic.
@@ -1213,11 +1214,11 @@ def _bn_bwd_dx_kernel(
     S: tl.constexpr, FLAT: tl.constexpr, L: tl.constexpr, IDX: tl.constexpr, ACC: tl.constexpr,
     CB: tl.constexpr, BS: tl.constexpr, STAGES: tl.constexpr,
     TRAIN: tl.constexpr, COUNT_PTR: tl.constexpr, IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr,
-    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr,
+    HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr, DZ: tl.constexpr, REV: tl.constexpr,
 ):
     """One pass of dx (and dz = g): TRAIN from given sums sums_ptr[2, C] and count (a float, or a device
-    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g."""
-    _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX, False)
+    scalar with COUNT_PTR); otherwise frozen dx = w·invstd·g. REV: the chunks from the last down (``_pass_item``)."""
+    _, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX, REV)
     if TRAIN:
         fa = tl.load(sums_ptr + c, mask=cmask, other=0.0).to(ACC)
         fb = tl.load(sums_ptr + C + c, mask=cmask, other=0.0).to(ACC)
@@ -1442,17 +1443,19 @@ def _bn_bwd_frozen_rows_kernel(
     R, C, NB, RPS, eps_hi, eps_lo,
     IDX: tl.constexpr, ACC: tl.constexpr, W: tl.constexpr, K: tl.constexpr,
     IS_VAR: tl.constexpr, HAS_MREL: tl.constexpr, HAS_W: tl.constexpr, FIX_GAMMA: tl.constexpr, RELU: tl.constexpr,
-    DX: tl.constexpr, DZ: tl.constexpr, STAGES: tl.constexpr,
+    DX: tl.constexpr, DZ: tl.constexpr, STAGES: tl.constexpr, STRIDED: tl.constexpr,
 ):
     """The frozen backward with parameter sums over channels-last x (R rows of C channels;
     ``config.BN_FROZEN_ROWS``), row-strided: with DX, dx = k1·g (k1 = w·invstd) and dz = g with DZ, and the partial
     sums (Σg, Σg·x̂) that ``_bn_rows_sums_kernel`` adds up; without DX the backward's sums pass alone
     (``config.BN_SUMS_ROWS``). The channels-last form of ``_bn_bwd_frozen_flat_kernel``.
 
-    Program b + j·NB takes the W channels b·W .. of rows j·RPS .. min((j + 1)·RPS, R) − 1 in tiles of K rows: each
-    lane keeps one channel's k1, centre and invstd and its own running sums, the loads and stores whole 16-byte
-    vectors where C allows, pipelined STAGES deep. x̂ as in ``_bwd_tiles``. At the end the K rows' sums are added per
-    channel and written to part_ptr[2, SPLIT, NB, W] at (j, b), SPLIT·NB = the programs."""
+    Program b + j·NB takes the W channels b·W .. of rows j·RPS .. min((j + 1)·RPS, R) − 1 in tiles of K rows (with
+    STRIDED, of the tiles j, j + SPLIT, j + 2·SPLIT, …: the grid walks x from its start to its end together and leaves
+    its end in L2 for a dx pass that reads x from the end down): each lane keeps one channel's k1, centre and invstd
+    and its own running sums, the loads and stores whole 16-byte vectors where C allows, pipelined STAGES deep. x̂ as
+    in ``_bwd_tiles``. At the end the K rows' sums are added per channel and written to part_ptr[2, SPLIT, NB, W] at
+    (j, b), SPLIT·NB = the programs."""
     b = tl.program_id(0) % NB
     j = tl.program_id(0) // NB
     c = b * W + tl.arange(0, W)
@@ -1464,10 +1467,17 @@ def _bn_bwd_frozen_rows_kernel(
     sg = tl.zeros([K, W], ACC)
     sgx = tl.zeros([K, W], ACC)
     k = tl.arange(0, K)
-    r0 = j * RPS
-    r1 = tl.minimum(r0 + RPS, R)
+    if STRIDED:  # tiles j, j + SPLIT, ...: the grid walks x from its start to its end together
+        split = tl.num_programs(0) // NB
+        r0 = j * K
+        r1 = R
+        rstep = split * K
+    else:
+        r0 = j * RPS
+        r1 = tl.minimum(r0 + RPS, R)
+        rstep = K
     i = (r0 + k).to(IDX)[:, None] * C + c[None, :]
-    for r in tl.range(r0, r1, K, num_stages=STAGES):
+    for r in tl.range(r0, r1, rstep, num_stages=STAGES):
         m = ((r + k) < r1)[:, None] & cm[None, :]
         g = _masked_grad(dy_ptr, y_ptr, i, m, RELU, ACC, "")
         xh = (tl.load(x_ptr + i, mask=m, other=0.0).to(ACC) - ctr[None, :]) * rstd[None, :] + off_r[None, :]
@@ -1477,7 +1487,7 @@ def _bn_bwd_frozen_rows_kernel(
             tl.store(dx_ptr + i, (k1[None, :] * g).to(dx_ptr.dtype.element_ty), mask=m)
             if DZ:
                 tl.store(dz_ptr + i, g.to(dz_ptr.dtype.element_ty), mask=m)
-        i += K * C
+        i += rstep * C
     p = part_ptr + tl.program_id(0) * W + tl.arange(0, W)
     tl.store(p, tl.sum(sg, 0), mask=cm)
     tl.store(p + tl.num_programs(0) * W, tl.sum(sgx, 0), mask=cm)
@@ -2291,8 +2301,8 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     """Backward passes with per-channel sums. ``mode``: "train" (sums, then dx: two launches, or one,
     ``config.BN_TRAIN_FUSED``), "sums" (sums only) or "frozen" (dx = w·invstd·g and the sums in one pass).
     Writes dx/dz/dw/db when given; returns the fp32 (fp64) sums [2, C] = (Σg, Σg·x̂). ``keep`` ("sums"): a dx pass
-    follows, so the tile sums pass leaves the end of what it read in L2 for it (``_kept``; the row-strided passes
-    keep nothing: config.BN_SUMS_ROWS)."""
+    follows, so the tile sums pass leaves the end of what it read in L2 for it (``_kept``; the row-strided sums pass
+    instead walks x so that its end stays in L2, for a dx pass that reads the end first: config.BN_SUMS_ROWS)."""
     if mode == "train" and not is_var and config.BN_RESIDENT_BACKWARD and \
             (plan := _resident_plan(xv, 3 if relu else 2)) is not None:  # dy and x, and y
         sums = _backward_resident(xv, plan, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, fix_gamma=fix_gamma,
@@ -2369,9 +2379,9 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
 
 def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,
                       fix_gamma: bool, relu: bool) -> torch.Tensor:
-    """``backward("frozen", ...)`` (or "sums": ``dx`` None, cut by config.BN_SUMS_ROWS) over channels-last rows through
-    the row-strided kernel and its sums launch (``_bn_bwd_frozen_rows_kernel``, ``_bn_rows_sums_kernel``;
-    config.BN_FROZEN_ROWS) -> the sums [2, C]."""
+    """``backward("frozen", ...)`` (or "sums": ``dx`` None, cut by config.BN_SUMS_ROWS and walking the rows
+    grid-strided) over channels-last rows through the row-strided kernel and its sums launch
+    (``_bn_bwd_frozen_rows_kernel``, ``_bn_rows_sums_kernel``; config.BN_FROZEN_ROWS) -> the sums [2, C]."""
     f = config.BN_FROZEN_ROWS if dx is not None else config.BN_SUMS_ROWS
     c = xv.c
     cut = config.batch_norm_row_shares(xv.v, c, _sms(xv), "frozen" if dx is not None else "sums")
@@ -2383,7 +2393,7 @@ def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
     ), dict(
         IDX=_flat_idx(xv.x.numel(), cut.rows * c), ACC=_TL[acc], W=cut.width, K=cut.rows, IS_VAR=is_var,
         HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DX=dx is not None,
-        DZ=dz is not None, STAGES=f["stages"],
+        DZ=dz is not None, STAGES=f["stages"], STRIDED=dx is None,
     ), f["warps"], 1)
     cb, jb = config.batch_norm_rows_sums_tile(c, cut.shares)
     _rows_sums((-(-c // cb),), (part, sums, dw, db, c, cut.shares, cut.blocks * cut.width), dict(
@@ -2440,7 +2450,9 @@ def _backward_launch(mode: int, xv: View, dy, y, dx, dz, weight, shift, mrel, sd
 def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *, train: bool, is_var: bool,
                 eps: float, fix_gamma: bool, relu: bool) -> None:
     """One pass of dx (and dz = g): training from the given sums [2, C] and ``count`` (a number or a device
-    scalar tensor), or frozen dx = w·invstd·g; through the tile kernel, or the flat one (config.BN_DX_FLAT)."""
+    scalar tensor), or frozen dx = w·invstd·g; through the tile kernel, or the flat one (config.BN_DX_FLAT). Where
+    the training sums pass runs row-strided (config.BN_SUMS_ROWS) the tile kernel takes x from its end down, where
+    that pass's last reads are still in L2."""
     c, v = xv.c, xv.v
     count_ptr = isinstance(count, torch.Tensor)
     ch, cl = _hilo(0.0 if count_ptr else float(count))
@@ -2457,6 +2469,7 @@ def backward_dx(xv: View, dy, y, dx, dz, weight, mean, mrel, sd, sums, count, *,
     ), dict(
         TRAIN=train, COUNT_PTR=count_ptr, IS_VAR=is_var, HAS_MREL=mrel is not None,
         HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DZ=dz is not None,
+        REV=train and config.batch_norm_sums_rows(xv.x.numel(), xv.x.element_size(), xv.flat),
     ), xv, plan)
 
 

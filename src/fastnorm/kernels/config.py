@@ -961,7 +961,8 @@ BN_SUMS_FLAT: int | None = 1024
 #: H200 +0.3..+2 at 50-200 MB NCHW tensors (fp32 32×512×28² 44.2 -> 46.2, bf16 256×256×28² 52.7 -> 53.4), −0.5 at
 #: 2×256×200×304; H100 fp32 32×512×28² 50.8 -> 53.2, bf16 8×256×128² 52.9 -> 53.8. The backward's dx pass keeps the
 #: ascending order: reversed it gained up to 2 points on the H200 but took 28% longer at bf16 32×64×147² on the H100
-#: (100.7 -> 128.7 µs, not explained), and with each chunk's tiles descending too it lost 11% at 256×1024×14² (H200).
+#: (100.7 -> 128.7 µs, not explained), and with each chunk's tiles descending too it lost 11% at 256×1024×14² (H200);
+#: it reads from the end down only after the row-strided sums pass (BN_SUMS_ROWS, whose last reads are x's end).
 BN_APPLY_REVERSE = True
 #: Bytes of their inputs that the two-launch training passes' reductions (the forward's statistics, the backward's
 #: sums) load ``evict_last``, at each item's end, so that the second launch, which reads them again, finds them in L2
@@ -1191,7 +1192,13 @@ BN_STATS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "
 #: 68.6. Tiles of 1024 0.2-0.8 lower (call 1), 3 stages 0.3-0.6 lower (call 2), 4 an SM within 0.5 (call 1); each
 #: share's last rows loaded ``evict_last`` for the dx pass (BN_KEEP_BYTES) left the dx pass as slow and the sums pass
 #: 2 µs slower (call 2); the shares' sums added in the same launch (the last program of each 16 or 32 shares, then
-#: the last group; no sums launch) lost 0.2-5.9 in the training and frozen backward (call 4).
+#: the last group; no sums launch) lost 0.2-5.9 in the training and frozen backward (call 4). The pass walks the rows
+#: grid-strided (the tiles j, j + SPLIT, …), and the training dx pass over the same x then takes its chunks from the
+#: end down (``_pass_item``'s REV), reading first what the sums pass read last. Against contiguous shares and an
+#: ascending dx pass (call 8): bf16 256×64×56² 54.2 -> 55.0, 256×256×28² 53.7 -> 54.6, 8×256×128² 50.1 -> 50.6,
+#: 2×256×200×304 49.1 -> 50.0, 256×1024×14² 53.6 -> 54.4, 128×2048×7² 43.0 -> 44.3 (call 7 alike; the dx pass 70.1
+#: -> 68.0 µs, flushed, 56²); either change alone within 0.3 (call 7). (Reversed under the tile sums pass, session 24
+#: measured the H100 28% slower at NCHW 32×64×147²; the channels-last dx pass reversed is unmeasured on the H100.)
 BN_SUMS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "per_sm": 3, "stages": 4, "steps": 16,
                              "x_sizes": (2,)}
 
