@@ -563,7 +563,8 @@ def _channel_center(mean_ptr, mrel_ptr, c, cmask, HAS_MREL: tl.constexpr, CB: tl
 @triton.jit
 def _pass_item(C, V, VPI, CB: tl.constexpr, IDX: tl.constexpr, REV: tl.constexpr):
     """The one-pass kernels' item of this program -> (chunk j, channels c, their mask, inner range [v0, v1)). REV: the
-    programs take the chunks from the last down (``config.BN_APPLY_REVERSE``), a short last chunk still last
+    programs take the chunks from the last down (``config.BN_APPLY_REVERSE``, the dx pass after the row-strided sums
+    pass: ``config.BN_SUMS_ROWS``), a short last chunk still last
     (the launch's last programs the quick ones, as in the ascending order); each chunk's tiles stay ascending."""
     pid = tl.program_id(0)
     ncb = tl.cdiv(C, CB)
@@ -1469,14 +1470,14 @@ def _bn_bwd_frozen_rows_kernel(
     k = tl.arange(0, K)
     if STRIDED:  # tiles j, j + SPLIT, ...: the grid walks x from its start to its end together
         split = tl.num_programs(0) // NB
-        r0 = j * K
+        r0 = j.to(IDX) * K  # rows in IDX: the loop's last step passes R (the launch sizes IDX for it)
         r1 = R
         rstep = split * K
     else:
-        r0 = j * RPS
+        r0 = j.to(IDX) * RPS
         r1 = tl.minimum(r0 + RPS, R)
         rstep = K
-    i = (r0 + k).to(IDX)[:, None] * C + c[None, :]
+    i = (r0 + k)[:, None] * C + c[None, :]
     for r in tl.range(r0, r1, rstep, num_stages=STAGES):
         m = ((r + k) < r1)[:, None] & cm[None, :]
         g = _masked_grad(dy_ptr, y_ptr, i, m, RELU, ACC, "")
@@ -2322,7 +2323,7 @@ def backward(mode: str, xv: View, dy, y, dx, dz, weight, shift, mrel, sd, *, is_
     if mode == "frozen" and config.batch_norm_frozen_rows(xv.x.numel(), xv.x.element_size(), xv.flat) or \
             mode == "sums" and config.batch_norm_sums_rows(xv.x.numel(), xv.x.element_size(), xv.flat):
         return _frozen_rows_pass(xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var, eps=eps,
-                                 fix_gamma=fix_gamma, relu=relu)
+                                 fix_gamma=fix_gamma, relu=relu, sums_only=mode == "sums")
     return _backward_launch(_BWD_MODE[mode], xv, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, is_var=is_var,
                             eps=eps, fix_gamma=fix_gamma, relu=relu, keep=keep and mode == "sums")
 
@@ -2378,22 +2379,25 @@ def _frozen_flat_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
 
 
 def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, *, is_var: bool, eps: float,
-                      fix_gamma: bool, relu: bool) -> torch.Tensor:
-    """``backward("frozen", ...)`` (or "sums": ``dx`` None, cut by config.BN_SUMS_ROWS and walking the rows
+                      fix_gamma: bool, relu: bool, sums_only: bool = False) -> torch.Tensor:
+    """``backward("frozen", ...)`` (or, ``sums_only``, "sums": no dx, cut by config.BN_SUMS_ROWS and walking the rows
     grid-strided) over channels-last rows through the row-strided kernel and its sums launch
     (``_bn_bwd_frozen_rows_kernel``, ``_bn_rows_sums_kernel``; config.BN_FROZEN_ROWS) -> the sums [2, C]."""
-    f = config.BN_FROZEN_ROWS if dx is not None else config.BN_SUMS_ROWS
+    rows_pass = "sums" if sums_only else "frozen"
+    f = config.BN_SUMS_ROWS if sums_only else config.BN_FROZEN_ROWS
     c = xv.c
-    cut = config.batch_norm_row_shares(xv.v, c, _sms(xv), "frozen" if dx is not None else "sums")
+    cut = config.batch_norm_row_shares(xv.v, c, _sms(xv), rows_pass)
+    rstep = cut.shares * cut.rows if sums_only else cut.rows  # rows a program's loop steps by
     acc = _acc(xv.x.dtype)
     part = _scratch(2 * cut.shares * cut.blocks * cut.width, acc, xv.x.device)
     sums = _scratch(2 * c, acc, xv.x.device)
     _bwd_frozen_rows((cut.shares * cut.blocks,), (
         dy, xv.x, y, dx, dz, weight, shift, mrel, sd, part, xv.v, c, cut.blocks, cut.per_program, *_hilo(eps),
     ), dict(
-        IDX=_flat_idx(xv.x.numel(), cut.rows * c), ACC=_TL[acc], W=cut.width, K=cut.rows, IS_VAR=is_var,
-        HAS_MREL=mrel is not None, HAS_W=weight is not None, FIX_GAMMA=fix_gamma, RELU=relu, DX=dx is not None,
-        DZ=dz is not None, STAGES=f["stages"], STRIDED=dx is None,
+        IDX=_flat_idx(xv.x.numel(), (max(cut.per_program, rstep) + cut.rows) * c), ACC=_TL[acc], W=cut.width,
+        K=cut.rows, IS_VAR=is_var, HAS_MREL=mrel is not None, HAS_W=weight is not None and not sums_only,
+        FIX_GAMMA=fix_gamma and not sums_only, RELU=relu, DX=not sums_only, DZ=dz is not None, STAGES=f["stages"],
+        STRIDED=sums_only,
     ), f["warps"], 1)
     cb, jb = config.batch_norm_rows_sums_tile(c, cut.shares)
     _rows_sums((-(-c // cb),), (part, sums, dw, db, c, cut.shares, cut.blocks * cut.width), dict(

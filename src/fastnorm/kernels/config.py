@@ -842,7 +842,7 @@ BN_ITEM = {"fused": 32768, "stream": 65536}
 #: takes the statistics pass's 32 (measured with its one-wave plan, session 15), widened to BN_CL_SUMS' "row_bytes".
 BN_CL_CB = {"fused": 32, "stream": 64, "sums": 32}
 #: The channels-last tile sums pass's own plan (None: the generic BN_CL_CB["sums"], BN_TILE["sums"], BN_SUMS_WAVE):
-#: 4-byte x and small tensors since session 46 (16-bit x from BN_SUMS_ROWS' size runs row-strided).
+#: 4- and 8-byte x and small tensors since session 46 (16-bit x from BN_SUMS_ROWS' size runs row-strided).
 #: "row_bytes": its tiles read rows of at least this many bytes of x (and of dy), or all C: 16-bit x takes 64 channels
 #: a tile, where 32 were half a 128-byte line. Measured on an H100 (NOTES.md, session 26; training backward, CUDA-graph
 #: replays, % of copy, 32 -> 64 channels): bf16 8×256×128² 47.4 / 49.7 -> 52.5 / 52.5, 256×256×28² 51.9 -> 54.9,
@@ -1098,9 +1098,9 @@ def batch_norm_frozen_flat(numel: int, x_size: int, flat: bool, c: int, s: int, 
 #: its sums) changes layout through shared memory, which the sm_90 gate refuses (tiles of 2048 over C > 1024).
 BN_ROWS_WIDTH_MAX = 1024
 
-#: The row-strided passes' lanes (BN_FROZEN_ROWS, BN_STATS_ROWS): ranges (lo, hi, lanes) of channel counts whose
-#: tiles take at most ``lanes`` channels (several channel blocks a share); elsewhere the channels' power of two up to
-#: BN_ROWS_WIDTH_MAX. At C = 256 tiles of 8 rows × 256 lanes stall on shared memory: Nsight Compute (NOTES.md,
+#: The row-strided passes' lanes (BN_FROZEN_ROWS, BN_STATS_ROWS, BN_SUMS_ROWS): ranges (lo, hi, lanes) of channel
+#: counts whose tiles take at most ``lanes`` channels (several channel blocks a share); elsewhere the channels' power of
+#: two up to BN_ROWS_WIDTH_MAX. At C = 256 tiles of 8 rows × 256 lanes stall on shared memory: Nsight Compute (NOTES.md,
 #: session 45, calls 2-3; H200, bf16 statistics pass, the same 392 programs, requests and DRAM bytes as at 256×64×56²)
 #: 44.1 µs at 256×256×28² against 33.2 at 256×64×56², short-scoreboard and MIO-throttle stalls 0.98 and 0.28 per
 #: issue against 0.49 and 0.03; with 64 lanes 33.8 µs. Measured (call 4, graph replays, % of copy, two rounds; bf16
@@ -1141,7 +1141,7 @@ class RowShares(NamedTuple):
     rows: int  # rows a tile
     blocks: int  # channel blocks: programs a share
     per_program: int  # rows a share (a multiple of ``rows``): the frozen pass's contiguous shares
-    shares: int  # shares of the rows (the statistics pass takes each share's tiles grid-strided)
+    shares: int  # shares of the rows (the statistics and sums passes take each share's tiles grid-strided)
 
 
 @functools.cache
@@ -1189,7 +1189,7 @@ BN_STATS_ROWS: dict | None = {"min_numel": 1 << 20, "block": 2048, "warps": 4, "
 #: 32×512×28² 38.7 -> 39.3, 256×512×28² 56.6 -> 56.6, 256×1024×14² 54.8 -> 54.5; fp32 lost (32×512×28² 51.1 -> 49.6,
 #: 8×256×128² 56.8 -> 55.9, 128×2048×7² 51.3 -> 50.9) and keeps the tile pass. The sums pass alone, bf16 256×64×56²
 #: with the suites' L2 flush (profiler, call 2): 65.1 µs -> 57.8 + 1.9 (the sums launch); the dx pass the same 68.2-
-#: 68.6. Tiles of 1024 0.2-0.8 lower (call 1), 3 stages 0.3-0.6 lower (call 2), 4 an SM within 0.5 (call 1); each
+#: 68.6. Tiles of 1024 within a point either way (call 1), 3 stages 0.3-0.6 lower (call 2), 4 an SM within 0.5; each
 #: share's last rows loaded ``evict_last`` for the dx pass (BN_KEEP_BYTES) left the dx pass as slow and the sums pass
 #: 2 µs slower (call 2); the shares' sums added in the same launch (the last program of each 16 or 32 shares, then
 #: the last group; no sums launch) lost 0.2-5.9 in the training and frozen backward (call 4). The pass walks the rows
@@ -1242,8 +1242,8 @@ def batch_norm_frozen_rows(numel: int, x_size: int, flat: bool) -> bool:
 
 
 def _row_strided(f: dict | None, numel: int, x_size: int, flat: bool) -> bool:
-    """Whether a row-strided pass set up by ``f`` (BN_FROZEN_ROWS, BN_STATS_ROWS) takes ``numel`` elements of
-    ``x_size`` bytes (``flat``: channels-last rows): on, rows, 4-byte or 16-bit x, from its "min_numel"."""
+    """Whether a row-strided pass set up by ``f`` (BN_FROZEN_ROWS, BN_STATS_ROWS, BN_SUMS_ROWS) takes ``numel``
+    elements of ``x_size`` bytes (``flat``: channels-last rows): on, rows, 4-byte or 16-bit x, from its "min_numel"."""
     return f is not None and flat and x_size in (2, 4) and numel >= f["min_numel"]
 
 
