@@ -1060,14 +1060,22 @@ def test_sums_rows_against_reference(monkeypatch, shape, device):
     C) rows and 3-d): the training backward (then the dx pass from x's end down, in chunks of a few tiles, a short
     last one (189 rows in 8s); dx and dz poisoned first) with ReLU and a residual, without parameters, and the frozen
     backward of dγ, dβ alone, against the reference, with a channel of 1e4 + randn; the partial sums added 2 shares at
-    a time; a NaN reaches its own channel's dγ, dβ alone."""
+    a time; under fix_gamma; a NaN reaches its own channel's dγ, dβ alone."""
     monkeypatch.setattr(config, "BN_SUMS_ROWS", {**rows_everywhere("BN_SUMS_ROWS"), "x_sizes": (2, 4)})
     monkeypatch.setattr(config, "BN_ROWS_SUMS_TILE", {"shares": 2, "elements": 8, "channels": 4})  # 2 shares a step
     monkeypatch.setattr(config, "BN_TILE", {**config.BN_TILE, "bwd": 64})  # the dx pass in several chunks
     monkeypatch.setattr(config, "BN_RESIDENT_BACKWARD", False)
     passes = _count_passes(monkeypatch, "_frozen_rows_pass")
     dx_passes = _count_passes(monkeypatch, "backward_dx", poison=(3, 4))  # dx, dz
-    cases = ((torch.float32, True, {}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
+    launch, reversed_dx = K._launch, []
+
+    def launch_spy(launcher, *args):
+        if launcher is K._bwd_dx:
+            reversed_dx.append(args[3]["REV"])
+        return launch(launcher, *args)
+
+    monkeypatch.setattr(K, "_launch", launch_spy)
+    cases = ((torch.float32, True, {"fix_gamma": True}), (torch.bfloat16, True, {"activation": "relu", "z": True}),
              (torch.float16, True, {"affine": False}), (torch.bfloat16, False, {}), (torch.float32, False, {}))
     for k, (dtype, training, options) in enumerate(cases):
         x, w, b, rm, rv = _make(shape, len(shape) > 3, dtype, device, seed=120 + k)
@@ -1078,8 +1086,9 @@ def test_sums_rows_against_reference(monkeypatch, shape, device):
         if options.get("affine") is False:
             w = b = None
         z = torch.randn_like(x).requires_grad_(True) if options.get("z") else None
-        _check_bn(x, w, b, rm, rv, training=training, activation=options.get("activation"), z=z, dy_like_x=True)
-    assert len(passes) == len(cases) and len(dx_passes) == 3
+        _check_bn(x, w, b, rm, rv, training=training, fix_gamma=options.get("fix_gamma", False),
+                  activation=options.get("activation"), z=z, dy_like_x=True)
+    assert len(passes) == len(cases) and len(dx_passes) == 3 and reversed_dx == [True] * 3
     sms = config.multiprocessor_count(config.device_index(x))
     assert config.batch_norm_row_shares(math.prod(shape) // shape[1], shape[1], sms, "sums").shares >= 3
     _check_nan_channel_grads(shape, torch.bfloat16, device, 130, training=True)
