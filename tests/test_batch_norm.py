@@ -1095,6 +1095,31 @@ def test_sums_rows_against_reference(monkeypatch, shape, device):
     assert len(passes) == len(cases) + 1
 
 
+def test_sums_rows_index_width(monkeypatch):
+    """The row-strided sums pass counts rows and offsets in 64 bits where its loop's last step passes 2^31 elements
+    (C = 1: rows within a grid stride of 2^31, where a 32-bit row index would wrap and read past x), in 32 bits well
+    below; launches recorded on meta tensors, not run."""
+    from fastnorm.kernels import _launch
+    from fastnorm.ops import batch_norm as bn_ops
+
+    widths = []
+
+    def recorder(self, grid, args, meta, *rest, **options):
+        if self.fn is K._bn_bwd_frozen_rows_kernel:
+            widths.append(meta["IDX"])
+
+    monkeypatch.setattr(_launch._Launcher, "__call__", recorder)
+    monkeypatch.setattr(bn_ops, "uses_triton", lambda t: True)
+    monkeypatch.setattr(config, "multiprocessor_count", lambda index: 132)
+    for rows, width in ((2**31 - 100_000, tl.int64), (2**30, tl.int32)):
+        x = torch.empty(rows, 1, dtype=torch.bfloat16, device="meta", requires_grad=True)
+        w = torch.empty(1, device="meta", requires_grad=True)
+        y = fastnorm.batch_norm(x, None, None, w, None, training=True)
+        torch.autograd.grad(y, (x, w), torch.empty_like(y))
+        assert widths[-1] == width, rows
+    assert len(widths) == 2
+
+
 def _check_nan_channel_grads(shape, dtype, device, seed: int, *, training: bool) -> None:
     """A NaN in one element of channel 0 of x: the backward (dy = 1) gives that channel's dγ NaN and every other dγ,
     and every dβ (Σdy), finite."""
