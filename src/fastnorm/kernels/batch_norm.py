@@ -653,6 +653,9 @@ def _bn_fwd_fused_kernel(
         shift = _channel_shift(x_ptr, c, cmask, S, S_RT, ACC)
         cnt, mean, m2 = _item_stats(x_ptr, c, cmask, shift, v0, v1, V, C, KEEPV, IDX, S, S_RT, S_MG, FLAT, L, AL, CB,
                                     BS, STAGES, KEEP, ACC)
+        # Read by every item (a few bytes), used by the block's last: their latency runs beside its merges.
+        running = _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mom_hi, mom_lo, ACC,
+                                 UPDATE_RUNNING and not STATS_ONLY, MOMENTUM_NONE)
         # The channel block's statistics: the item's own where the block is one item; else the last item of a
         # sub-group merges its partials (fixed shapes and order), and where there are several sub-groups the last
         # of them merges theirs. Each level is an arrival and a merge on the launch's critical path.
@@ -681,9 +684,8 @@ def _bn_fwd_fused_kernel(
             else:
                 count = _hl(cnt_hi, cnt_lo, ACC)
                 var = fm2 / count
-                _save_batch_stats(out_a_ptr, out_b_ptr, out_c_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, fmean,
-                                  _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, mom_hi, mom_lo, ACC,
-                                  UPDATE_RUNNING, MOMENTUM_NONE)
+                _save_batch_stats(out_a_ptr, out_b_ptr, out_c_ptr, rm_ptr, rv_ptr, c, cmask, shift, fmean,
+                                  _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, running, UPDATE_RUNNING)
                 if MODE == 0:
                     if _arrive(grp_ptr + g, NCB_G):
                         tl.atomic_xchg(ready_ptr + g, 1, sem="release", scope="gpu")
@@ -727,6 +729,8 @@ def _bn_apply_kernel(
             for c0 in range(0, C, XB):
                 cc = c0 + tl.arange(0, XB)
                 cm = cc < C
+                running = _running_loads(rm_ptr, rv_ptr, nbt_ptr, cc, cm, mom_hi, mom_lo, ACC, UPDATE_RUNNING,
+                                         MOMENTUM_NONE)
                 n = tl.zeros([XB], ACC)
                 mu = tl.zeros([XB], ACC)
                 m2 = tl.zeros([XB], ACC)
@@ -736,9 +740,8 @@ def _bn_apply_kernel(
                     mb = tl.load(base + cc, mask=cm, other=0.0, volatile=True).to(ACC)
                     qb = tl.load(base + C + cc, mask=cm, other=0.0, volatile=True).to(ACC)
                     n, mu, m2 = _fold_shard(n, mu, m2, nb, mb, qb)
-                _merged_outputs(count_out_ptr, save_mean_ptr, var_out_ptr, save_rstd_ptr, rm_ptr, rv_ptr, nbt_ptr,
-                                cc, cm, n, mu, m2, eps_hi, eps_lo, mom_hi, mom_lo, c0 == 0, ACC, True, UPDATE_RUNNING,
-                                MOMENTUM_NONE)
+                _merged_outputs(count_out_ptr, save_mean_ptr, var_out_ptr, save_rstd_ptr, rm_ptr, rv_ptr, cc, cm,
+                                n, mu, m2, eps_hi, eps_lo, running, c0 == 0, ACC, True, UPDATE_RUNNING)
         _exchange_combined(peers_ptr, flags_ptr, rank, R, FLAGS, first, e, 0, TIMEOUT_NS)
         j, c, cmask, v0, v1 = _pass_item(C, V, VPI, CB, IDX, REV)
         mean = tl.load(save_mean_ptr + c, mask=cmask, other=0.0, cache_modifier=".cg").to(ACC)
@@ -889,6 +892,8 @@ def _bn_fwd_resident_kernel(
         # min(j, seen) is j (seen >= SPLIT > j), but the compiler cannot know it: the output's offsets and mask
         # are computed afresh after the wait instead of being held in registers through it beside x.
         jo = tl.minimum(j, _gather(sync_ptr + cb, SPLIT))
+    running = _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cmask & (j == 0), mom_hi, mom_lo, ACC, UPDATE_RUNNING,
+                             MOMENTUM_NONE)
     _, mrel, m2 = _merge_partials(part_ptr, c, cmask, 0, SPLIT, C * SPLIT, SPLIT, MS, CB, ACC)
     if not SERIAL:
         if _arrive(sync_ptr + ncb + cb, SPLIT):
@@ -897,8 +902,8 @@ def _bn_fwd_resident_kernel(
     var = m2 / count
     rstd = _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC)
     if j == 0:
-        _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, mrel, rstd, var,
-                          count, mom_hi, mom_lo, ACC, UPDATE_RUNNING, MOMENTUM_NONE)
+        _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, c, cmask, shift, mrel, rstd, var, count,
+                          running, UPDATE_RUNNING)
     scale = _weight_scale(w_ptr, rstd, c, cmask, HAS_W, FIX_GAMMA, ACC)
     beta = _load_param(b_ptr, c, cmask, HAS_B, 0.0, ACC)
     off, m = _resident_index(c, cmask, jo, V, C, VP, IDX, S, S_RT, S_MG, FLAT, L)
@@ -1569,12 +1574,12 @@ def _bn_rows_stats_kernel(x_ptr, part_ptr, shift_ptr, mrel_ptr, rstd_ptr, rm_ptr
     c = tl.program_id(0) * CB + tl.arange(0, CB)
     cm = c < C
     shift = _channel_shift(x_ptr, c, cm, 1, 0, ACC)
+    running = _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cm, mom_hi, mom_lo, ACC, UPDATE_RUNNING, MOMENTUM_NONE)
     _, mrel, m2 = _merge_partials(part_ptr, c, cm, 0, SPLIT, SPLIT * LD, 1, JB, CB, ACC, LD)
     count = _hl(cnt_hi, cnt_lo, ACC)
     var = m2 / count
-    _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cm, shift, mrel,
-                      _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, mom_hi, mom_lo, ACC, UPDATE_RUNNING,
-                      MOMENTUM_NONE)
+    _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, c, cm, shift, mrel,
+                      _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC), var, count, running, UPDATE_RUNNING)
 
 
 @triton.jit
@@ -1609,32 +1614,44 @@ def _bn_frozen_sums_kernel(part_ptr, sums_ptr, dw_ptr, db_ptr, C, S, SPLIT, NB, 
 
 
 @triton.jit
-def _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mean, var, n, mom_hi, mom_lo, ACC: tl.constexpr,
-                    MOMENTUM_NONE: tl.constexpr):
-    """running ← (1 - f)·running + f·batch for channels ``c``, with the unbiased var·n/(n - 1); unchanged
-    when n == 0. f = momentum, or 1/num_batches_tracked read on device."""
-    if MOMENTUM_NONE:
-        f = 1.0 / tl.load(nbt_ptr).to(ACC)
-    else:
-        f = _hl(mom_hi, mom_lo, ACC)
-    upd = cmask & ((tl.zeros(c.shape, ACC) + n) > 0)
-    rm = tl.load(rm_ptr + c, mask=upd, other=0.0).to(ACC)
-    rv = tl.load(rv_ptr + c, mask=upd, other=0.0).to(ACC)
+def _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mom_hi, mom_lo, ACC: tl.constexpr,
+                   UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr):
+    """What the running statistics' update of channels ``c`` reads -> (f, running mean, running var): f = momentum,
+    or 1/num_batches_tracked read on device. The kernels that end in the update load these before their last merge,
+    so that the reads' memory latency runs beside the merge instead of after it (zeros without UPDATE_RUNNING)."""
+    f = _hl(mom_hi, mom_lo, ACC)
+    rm = tl.zeros(c.shape, ACC)
+    rv = tl.zeros(c.shape, ACC)
+    if UPDATE_RUNNING:
+        if MOMENTUM_NONE:
+            f = 1.0 / tl.load(nbt_ptr).to(ACC)
+        rm = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(ACC)
+        rv = tl.load(rv_ptr + c, mask=cmask, other=0.0).to(ACC)
+    return f, rm, rv
+
+
+@triton.jit
+def _running_store(rm_ptr, rv_ptr, c, cmask, f, rm, rv, mean, var, n):
+    """running ← (1 - f)·running + f·batch for channels ``c`` (f, rm, rv from ``_running_loads``), with the unbiased
+    var·n/(n - 1); unchanged when n == 0."""
+    upd = cmask & ((tl.zeros(c.shape, rm.dtype) + n) > 0)
     unbiased = var * (n / (n - 1.0))
     tl.store(rm_ptr + c, ((1.0 - f) * rm + f * mean).to(rm_ptr.dtype.element_ty), mask=upd)
     tl.store(rv_ptr + c, ((1.0 - f) * rv + f * unbiased).to(rv_ptr.dtype.element_ty), mask=upd)
 
 
 @triton.jit
-def _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift, mrel, rstd, var, n,
-                      mom_hi, mom_lo, ACC: tl.constexpr, UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr):
+def _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, c, cmask, shift, mrel, rstd, var, n, running,
+                      UPDATE_RUNNING: tl.constexpr):
     """A training forward's final statistics of channels ``c`` out: the saved (shift, mean_rel, invstd) for the
-    backward and, with UPDATE_RUNNING, the running statistics (mean shift + mean_rel, biased ``var`` of ``n``)."""
+    backward and, with UPDATE_RUNNING, the running statistics (mean shift + mean_rel, biased ``var`` of ``n``;
+    ``running``: what ``_running_loads`` read)."""
     tl.store(shift_ptr + c, shift, mask=cmask)
     tl.store(mrel_ptr + c, mrel, mask=cmask)
     tl.store(rstd_ptr + c, rstd, mask=cmask)
     if UPDATE_RUNNING:
-        _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, shift + mrel, var, n, mom_hi, mom_lo, ACC, MOMENTUM_NONE)
+        f, rm, rv = running
+        _running_store(rm_ptr, rv_ptr, c, cmask, f, rm, rv, shift + mrel, var, n)
 
 
 @triton.jit
@@ -1645,11 +1662,12 @@ def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_o
                            MOMENTUM_NONE: tl.constexpr):
     """Fold R shards' (count, mean, M2) left to right with Chan's formula (empty shards skipped; the first
     non-empty shard taken as it is), then var = M2 / count (0 for an empty total) and, with INVSTD,
-    invstd = 1/sqrt(var + eps); with UPDATE_RUNNING also the running statistics (``_running_update``).
+    invstd = 1/sqrt(var + eps); with UPDATE_RUNNING also the running statistics (``_running_store``).
     Shard r's values are read at r·stride (unit column stride), so the rows of one gathered buffer are
     read in place."""
     c = tl.program_id(0) * CB + tl.arange(0, CB)
     cmask = c < C
+    running = _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mom_hi, mom_lo, ACC, UPDATE_RUNNING, MOMENTUM_NONE)
     n = tl.zeros([CB], ACC)
     mean = tl.zeros([CB], ACC)
     m2 = tl.zeros([CB], ACC)
@@ -1658,9 +1676,8 @@ def _bn_merge_stats_kernel(counts_ptr, means_ptr, m2s_ptr, count_out_ptr, mean_o
         mb = tl.load(means_ptr + r * stride_mean + c, mask=cmask, other=0.0).to(ACC)
         qb = tl.load(m2s_ptr + r * stride_m2 + c, mask=cmask, other=0.0).to(ACC)
         n, mean, m2 = _fold_shard(n, mean, m2, nb, mb, qb)
-    _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask,
-                    n, mean, m2, eps_hi, eps_lo, mom_hi, mom_lo, tl.program_id(0) == 0, ACC, INVSTD, UPDATE_RUNNING,
-                    MOMENTUM_NONE)
+    _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr, rv_ptr, c, cmask,
+                    n, mean, m2, eps_hi, eps_lo, running, tl.program_id(0) == 0, ACC, INVSTD, UPDATE_RUNNING)
 
 
 @triton.jit
@@ -1678,11 +1695,12 @@ def _fold_shard(n, mean, m2, nb, mb, qb):
 
 
 @triton.jit
-def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr, rv_ptr, nbt_ptr, c, cmask,
-                    n, mean, m2, eps_hi, eps_lo, mom_hi, mom_lo, write_count, ACC: tl.constexpr, INVSTD: tl.constexpr,
-                    UPDATE_RUNNING: tl.constexpr, MOMENTUM_NONE: tl.constexpr):
+def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr, rv_ptr, c, cmask,
+                    n, mean, m2, eps_hi, eps_lo, running, write_count, ACC: tl.constexpr, INVSTD: tl.constexpr,
+                    UPDATE_RUNNING: tl.constexpr):
     """Store a merge's mean, biased var = M2 / n (0 for n == 0), invstd and (when ``write_count``) the total
-    count, and update the running statistics (``_running_update``) when asked."""
+    count, and update the running statistics (``_running_store``; ``running``: what ``_running_loads`` read) when
+    asked."""
     var = tl.where(n > 0, m2 / tl.where(n > 0, n, 1.0), 0.0)
     tl.store(mean_out_ptr + c, mean.to(mean_out_ptr.dtype.element_ty), mask=cmask)
     tl.store(var_out_ptr + c, var.to(var_out_ptr.dtype.element_ty), mask=cmask)
@@ -1690,7 +1708,8 @@ def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr
         tl.store(invstd_ptr + c, _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC).to(invstd_ptr.dtype.element_ty),
                  mask=cmask)
     if UPDATE_RUNNING:
-        _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mean, var, n, mom_hi, mom_lo, ACC, MOMENTUM_NONE)
+        f, rm, rv = running
+        _running_store(rm_ptr, rv_ptr, c, cmask, f, rm, rv, mean, var, n)
     if write_count:
         tl.store(count_out_ptr, tl.max(n, 0).to(count_out_ptr.dtype.element_ty))
 
@@ -1824,9 +1843,10 @@ def _bn_update_running_kernel(rm_ptr, rv_ptr, mean_ptr, var_ptr, count_ptr, nbt_
         n = tl.load(count_ptr).to(ACC)
     else:
         n = _hl(cnt_hi, cnt_lo, ACC)
+    f, rm, rv = _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mom_hi, mom_lo, ACC, True, MOMENTUM_NONE)
     mean = tl.load(mean_ptr + c, mask=cmask, other=0.0).to(ACC)
     var = tl.load(var_ptr + c, mask=cmask, other=0.0).to(ACC)
-    _running_update(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mean, var, n, mom_hi, mom_lo, ACC, MOMENTUM_NONE)
+    _running_store(rm_ptr, rv_ptr, c, cmask, f, rm, rv, mean, var, n)
 
 
 # ---------------------------------------------------------------------------------------------- launchers
