@@ -208,8 +208,9 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                     entry: 67.2 / 69.2): only 65536 itself takes it (NORM_TUNED_EXACT)
     ("bwd", False, 65536): (4, 4096, True, 16, 3, 1),  # 39.3% of copy
     ("fwd", True, 128): (8, 128, False, 2, 1, 0),  # H200 (session 47, 32 rows × w4 -> this; the suites' harness, GPU
-    #                   time, two rounds): 48 / 48 -> 50 / 50% of copy (Liger 52-54); 16 × w4 49-50, 8 × w4 47-48,
-    #                   4 × w1 44, 2 × w4 27. Kernels-only figures here scatter (the flush's write-back): 21.6 -> 24.6
+    #                   time, two rounds): 48 / 48 -> 50 / 50% of copy (Liger 52-54), the full suite 47.4 -> 48.0;
+    #                   16 × w4 49-50, 8 × w4 47-48, 4 × w1 44, 2 × w4 27. Kernels-only figures here scatter (the
+    #                   flush's write-back): 21.6 -> 24.6
     ("bwd", True, 128): (64, 128, False, 16, 1, 1),  # 36.6% (session 7: 27-35, host-bound, no winner twice)
     ("fwd", True, 256): (8, 256, False, 2, 1, 0),  # 64.7% of copy; H200 (session 47, suites' harness, GPU time): 65,
     #                   8 × w4 65, 16 × w8 64 (Liger 66-67)
