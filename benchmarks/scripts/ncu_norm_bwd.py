@@ -1,10 +1,10 @@
 """One LayerNorm/RMSNorm backward per call, three calls, for Nsight Compute to profile the backward kernel.
 
     ncu --kernel-name regex:_norm_bwd_kernel --launch-skip 2 --launch-count 1 --section SpeedOfLight \\
-        ... python benchmarks/scripts/ncu_norm_bwd.py ln|rms N
+        ... python benchmarks/scripts/ncu_norm_bwd.py ln|rms N [ROWS]
 
-x is bf16 of shape (rows, N) with the suite's rows (49152·1024 / N elements, at least 4096 rows), weight (and bias)
-bf16. The first two backwards compile and warm up; profile the third (--launch-skip 2).
+x is bf16 of shape (ROWS, N), by default the suites' rows (``fastnorm.bench.norms.SWEEP_ROWS``, 49152), weight (and
+bias) bf16. The first two backwards compile and warm up; profile the third (--launch-skip 2).
 """
 
 import sys
@@ -12,9 +12,10 @@ import sys
 import torch
 
 import fastnorm
+from fastnorm.bench.norms import SWEEP_ROWS
 
 op, n = sys.argv[1], int(sys.argv[2])
-m = max(4096, 49152 * 1024 // n)
+m = int(sys.argv[3]) if len(sys.argv) > 3 else SWEEP_ROWS
 x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
 w = torch.randn(n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
 b = torch.randn(n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
