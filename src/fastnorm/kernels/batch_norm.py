@@ -2404,7 +2404,7 @@ def _frozen_rows_pass(xv: View, dy, y, dx, dz, weight, shift, mrel, sd, dw, db, 
     grid-strided) over channels-last rows through the row-strided kernel and its sums launch
     (``_bn_bwd_frozen_rows_kernel``, ``_bn_rows_sums_kernel``; config.BN_FROZEN_ROWS) -> the sums [2, C]."""
     rows_pass = "sums" if sums_only else "frozen"
-    f = config.BN_SUMS_ROWS if sums_only else config.BN_FROZEN_ROWS
+    f = config.batch_norm_rows_settings(rows_pass)
     c = xv.c
     cut = config.batch_norm_row_shares(xv.v, c, _sms(xv), rows_pass)
     rstep = cut.shares * cut.rows if sums_only else cut.rows  # rows a program's loop steps by

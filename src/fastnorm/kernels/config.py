@@ -1148,6 +1148,12 @@ class RowShares(NamedTuple):
     shares: int  # shares of the rows (the statistics and sums passes take each share's tiles grid-strided)
 
 
+def batch_norm_rows_settings(rows_pass: str) -> dict:
+    """The settings of the row-strided pass ``rows_pass``: "frozen" BN_FROZEN_ROWS, "stats" BN_STATS_ROWS, "sums"
+    BN_SUMS_ROWS."""
+    return {"frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS, "sums": BN_SUMS_ROWS}[rows_pass]
+
+
 @functools.cache
 def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -> RowShares:
     """The cut of ``r`` channels-last rows of ``c`` channels on ``sms`` multiprocessors by the row-strided pass
@@ -1155,7 +1161,7 @@ def batch_norm_row_shares(r: int, c: int, sms: int, rows_pass: str = "frozen") -
     power of two (at most "block") by as many rows as fill "block", as many shares of the rows as make "per_sm"
     programs a multiprocessor (rounded up), each at least "steps" tiles where there are as many; at most
     BN_ROWS_WIDTH_MAX lanes, or the lanes of a BN_ROWS_LANES range (lo, hi, lanes) holding ``c``."""
-    f = {"frozen": BN_FROZEN_ROWS, "stats": BN_STATS_ROWS, "sums": BN_SUMS_ROWS}[rows_pass]
+    f = batch_norm_rows_settings(rows_pass)
     lanes = next((n for lo, hi, n in BN_ROWS_LANES if lo <= c <= hi), BN_ROWS_WIDTH_MAX)
     width = min(_next_pow2(c), f["block"], lanes, BN_ROWS_WIDTH_MAX)
     rows = f["block"] // width
