@@ -155,7 +155,8 @@ def test_frozen_training_fp32(shape, cl, device):
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("shape,cl", [((4, 65, 3), False), ((2, 3, 5, 7), True), ((2, 3, 4, 5), False)])
+@pytest.mark.parametrize("shape,cl", [((4, 65, 3), False), ((2, 3, 5, 7), True), ((2, 3, 4, 5), False),
+                                      ((3, 130, 2, 3), True)])  # 16-bit rows of 256 bytes a tile: 128 + 2 channels
 @pytest.mark.parametrize("training", [True, False])
 def test_low_precision_fp32_params(dtype, shape, cl, training, train_path, device):
     x, w, b, rm, rv = _make(shape, cl, dtype, device)
@@ -237,6 +238,7 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 128, "stream": 128})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
     monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     x, w, b, rm, rv = _make((9, 3, 6, 7), cl, torch.float32, device, requires_grad=False)
     x = x.detach().clone()
@@ -560,6 +562,7 @@ def small_plans(monkeypatch):
     monkeypatch.setattr(config, "BN_MSUB", 2)
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
     monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
     monkeypatch.setattr(config, "BN_RESIDENT", False)  # (each setattr also clears config's cached plans)
 
 
@@ -668,6 +671,7 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 32, "bwd": 32, "sums": 32})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
     monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
     monkeypatch.setattr(config, "BN_ITEMS_PER_SM", dict.fromkeys(config.BN_ITEMS_PER_SM, 1))
     monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
     monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
@@ -796,6 +800,25 @@ def test_dx_plan_tiles():
         assert dx.split * dx.vpi >= v > (dx.split - 1) * dx.vpi
 
 
+def test_channels_last_one_pass_block():
+    """The channels-last one-pass plans (the apply, the dx pass, the frozen backward) take rows of
+    BN_CL_STREAM_ROW_BYTES of x a tile — 128 channels of 16-bit x, BN_CL_CB["stream"]'s 64 of 4- and 8-byte x and
+    where the size is not given — or all C; the tile's elements stay BN_TILE's; NCHW plans ignore the size."""
+    floor = config.BN_CL_CB["stream"]
+    for kind, direction in (("stream", "fwd"), ("dx", "bwd"), ("frozen", "bwd")):
+        for c, v in ((3, 8 * 784), (64, 256 * 3136), (100, 8 * 784), (256, 256 * 784), (2048, 128 * 49)):
+            by_size = {}
+            for x_size in (0, 2, 4, 8):
+                plan = config.batch_norm_plan(True, c, v, 1, kind, direction, 132, 0, None, x_size)
+                want = max(floor, config.BN_CL_STREAM_ROW_BYTES // x_size) if x_size else floor
+                assert plan.cb == min(triton.next_power_of_2(c), want), (kind, c, x_size, plan)
+                assert plan.split * plan.vpi >= v > (plan.split - 1) * plan.vpi
+                by_size[x_size] = plan
+            assert by_size[2].cb * by_size[2].bs == by_size[4].cb * by_size[4].bs, (kind, c)
+            nchw = [config.batch_norm_plan(False, c, v, 1, kind, direction, 132, 0, None, s) for s in (0, 2, 4)]
+            assert nchw[0] == nchw[1] == nchw[2], (kind, c)
+
+
 def test_frozen_plan_items(monkeypatch):
     """The frozen backward's one-pass plan ("frozen") is the one-pass "stream" plan with its own items per SM below
     BN_STREAM_LARGE[0] elements (more, smaller items where it asks for more), and the stream plan itself from there."""
@@ -842,6 +865,7 @@ def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 64, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
     monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
     monkeypatch.setattr(config, "BN_SUMS_WAVE", 64)
     monkeypatch.setattr(config, "BN_MSUB", 2)
     monkeypatch.setattr(config, "BN_STREAM_LARGE", (64, 64))
@@ -1508,6 +1532,7 @@ def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, devi
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2, "sums": 2})
     monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
     x, w, b, rm, rv = _make(shape, cl, dtype, device, seed=11)
     dy = torch.randn(shape, device=device).to(dtype)
     reread = x.numel() * x.element_size()

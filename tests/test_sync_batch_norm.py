@@ -365,6 +365,7 @@ def test_peer_backward_adds_every_ranks_sums_in_one_launch(device, channels_last
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2, "sums": 2})
     monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
+    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
     c, world, rank = 6, 3, 1
     bufs, peers = peer_buffers(c, world, device)
     sums_at = peers[0].sums_at

@@ -845,6 +845,17 @@ BN_ITEM = {"fused": 32768, "stream": 65536}
 #: of copy), 64 for the one-pass kernels (32 cost the evaluation forward 8 points at 56²); the backward's sums pass
 #: takes the statistics pass's 32 (measured with its one-wave plan, session 15), widened to BN_CL_SUMS' "row_bytes".
 BN_CL_CB = {"fused": 32, "stream": 64, "sums": 32}
+#: The channels-last one-pass kernels (the apply: evaluation, the training forward's second launch, SyncBatchNorm's
+#: forward; the dx pass; the frozen backward) widen their channel block to rows of at least this many bytes of x (or all
+#: C): 16-bit x takes 128 channels a tile, 4- and 8-byte x keep BN_CL_CB["stream"]'s 64. Measured on the H200 (NOTES.md,
+#: session 48; CUDA-graph replays, % of copy, two rounds, 64 -> 128 channels): bf16 evaluation 256×256×28² 84.3 -> 86.7,
+#: 256×1024×14² 85.5 -> 87.6, 8×256×128² 81.5 -> 83.2, 2×256×200×304 78.2 -> 80.2, 128×2048×7² 67.6 -> 68.9; frozen
+#: backward of dx alone 80.2 -> 84.7, 80.2 -> 83.8, 79.1 -> 82.0, 75.5 -> 78.5, 63.4 -> 63.6; training forward and
+#: backward +0.5..-0.2. fp32 at 128 lost (frozen backward 32×512×28² 78.1 -> 75.4, 128×2048×7² 79.0 -> 77.8): 256 bytes
+#: for both. The BatchNorm suite (one run, GPU time): bf16 channels-last evaluation 256×256×28² 84.6 -> 86.8,
+#: 256×1024×14² 85.8 -> 87.0, 2×256×200×304 78.1 -> 80.2, 8×256×128² 81.6 -> 80.8; its frozen backward (dx, dγ and dβ:
+#: the row-strided frozen pass at these sizes, not a one-pass plan) within -0.2..+0.8.
+BN_CL_STREAM_ROW_BYTES = 256
 #: The channels-last tile sums pass's own plan (None: the generic BN_CL_CB["sums"], BN_TILE["sums"], BN_SUMS_WAVE):
 #: 4- and 8-byte x and small tensors since session 46 (16-bit x from BN_SUMS_ROWS' size runs row-strided).
 #: "row_bytes": its tiles read rows of at least this many bytes of x (and of dy), or all C: 16-bit x takes 64 channels
@@ -1362,7 +1373,7 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
     layout's lanes per image (tiles hold whole rows), or 0; ``stats_wave``: the statistics pass's items per
     multiprocessor (``batch_norm_stats_wave``; None: BN_STATS_WAVE); ``x_size``: bytes of an x element, with which
     the channels-last sums pass's channel block widens to BN_CL_SUMS' "row_bytes" of a row (its tile and items per
-    SM are BN_CL_SUMS' too; None: the generic settings).
+    SM are BN_CL_SUMS' too; None: the generic settings), the one-pass kinds' to BN_CL_STREAM_ROW_BYTES.
     """
     cl_sums = BN_CL_SUMS if flat and kind == "sums" else None
     tile = cl_sums["tile"] if cl_sums else BN_TILE["sums" if kind == "sums" else direction]
@@ -1390,6 +1401,8 @@ def batch_norm_plan(flat: bool, c: int, v: int, reread_bytes: int, kind: str, di
         cb = BN_CL_CB[kind]
         if cl_sums and x_size:
             cb = max(cb, cl_sums["row_bytes"] // x_size)
+        elif kind == "stream" and x_size:
+            cb = max(cb, BN_CL_STREAM_ROW_BYTES // x_size)
         cb = min(_next_pow2(c), cb)
     else:
         by_item = _prev_pow2(max(1, item // max(1, v)))
