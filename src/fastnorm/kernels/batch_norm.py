@@ -1631,9 +1631,10 @@ def _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mom_hi, mom_lo, ACC: tl.co
 
 
 @triton.jit
-def _running_store(rm_ptr, rv_ptr, c, cmask, f, rm, rv, mean, var, n):
-    """running ← (1 - f)·running + f·batch for channels ``c`` (f, rm, rv from ``_running_loads``), with the unbiased
-    var·n/(n - 1); unchanged when n == 0."""
+def _running_store(rm_ptr, rv_ptr, c, cmask, running, mean, var, n):
+    """running ← (1 - f)·running + f·batch for channels ``c`` (``running`` = (f, rm, rv) from ``_running_loads``),
+    with the unbiased var·n/(n - 1); unchanged when n == 0."""
+    f, rm, rv = running
     upd = cmask & ((tl.zeros(c.shape, rm.dtype) + n) > 0)
     unbiased = var * (n / (n - 1.0))
     tl.store(rm_ptr + c, ((1.0 - f) * rm + f * mean).to(rm_ptr.dtype.element_ty), mask=upd)
@@ -1650,8 +1651,7 @@ def _save_batch_stats(shift_ptr, mrel_ptr, rstd_ptr, rm_ptr, rv_ptr, c, cmask, s
     tl.store(mrel_ptr + c, mrel, mask=cmask)
     tl.store(rstd_ptr + c, rstd, mask=cmask)
     if UPDATE_RUNNING:
-        f, rm, rv = running
-        _running_store(rm_ptr, rv_ptr, c, cmask, f, rm, rv, shift + mrel, var, n)
+        _running_store(rm_ptr, rv_ptr, c, cmask, running, shift + mrel, var, n)
 
 
 @triton.jit
@@ -1708,8 +1708,7 @@ def _merged_outputs(count_out_ptr, mean_out_ptr, var_out_ptr, invstd_ptr, rm_ptr
         tl.store(invstd_ptr + c, _invstd(var, _hl(eps_hi, eps_lo, ACC), ACC).to(invstd_ptr.dtype.element_ty),
                  mask=cmask)
     if UPDATE_RUNNING:
-        f, rm, rv = running
-        _running_store(rm_ptr, rv_ptr, c, cmask, f, rm, rv, mean, var, n)
+        _running_store(rm_ptr, rv_ptr, c, cmask, running, mean, var, n)
     if write_count:
         tl.store(count_out_ptr, tl.max(n, 0).to(count_out_ptr.dtype.element_ty))
 
@@ -1843,10 +1842,10 @@ def _bn_update_running_kernel(rm_ptr, rv_ptr, mean_ptr, var_ptr, count_ptr, nbt_
         n = tl.load(count_ptr).to(ACC)
     else:
         n = _hl(cnt_hi, cnt_lo, ACC)
-    f, rm, rv = _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mom_hi, mom_lo, ACC, True, MOMENTUM_NONE)
+    running = _running_loads(rm_ptr, rv_ptr, nbt_ptr, c, cmask, mom_hi, mom_lo, ACC, True, MOMENTUM_NONE)
     mean = tl.load(mean_ptr + c, mask=cmask, other=0.0).to(ACC)
     var = tl.load(var_ptr + c, mask=cmask, other=0.0).to(ACC)
-    _running_store(rm_ptr, rv_ptr, c, cmask, f, rm, rv, mean, var, n)
+    _running_store(rm_ptr, rv_ptr, c, cmask, running, mean, var, n)
 
 
 # ---------------------------------------------------------------------------------------------- launchers
