@@ -173,6 +173,43 @@ def _check_config(device, is_rms, m, n, cfg, fwd_cfg="same"):
         assert_close("dbias", db, rdb, torch.float32, param_grad=True)
 
 
+def test_wide_rows_rule():
+    """The whole-row backward forms 64-bit offsets exactly where the furthest offset its tiles form (masked rows of
+    the last tile and masked columns included) reaches 2**31, and wherever the sizes are not plain ints."""
+    assert not K._wide_rows(1 << 20, 32, (256, 256, 0, 256, 256), 256)
+    assert K._wide_rows((1 << 31) // 4096 + 3, 1, (4096, 4096, 0, 4096, 4096), 4096)
+    rows = 1 << 21  # rows · 1024 = 2**31: the last row's offset is 2**31 - 1024
+    assert not K._wide_rows(rows, 1, (1024,), 1024) and K._wide_rows(rows, 1, (1024,), 1025)
+    assert K._wide_rows(rows + 1, 1, (1024,), 1)
+    assert not K._wide_rows(rows - 1, 1, (1024,), 1025) and K._wide_rows(rows - 1, 2, (1024,), 1025)  # tile padding
+    assert not K._wide_rows(rows + 1, 1, (8, 0), 1) and K._wide_rows(rows + 1, 1, (8, 1024, 0), 1)  # the largest
+    assert K._wide_rows(3.0, 1, (4,), 4)  # not a plain int (a traced size stands for one): 64 bits
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("m", "n", "cfg"), [
+    (7, 64, C.NormConfig(2, 64, False, 2, programs=2)),  # 4 tiles, the last of one row
+    (5, 100, C.NormConfig(2, 128, False, 2, 3, programs=3)),  # columns masked past N, prefetched
+    (6, 48, C.NormConfig(1, 64, False, 2, programs=4, w_in_loop=True)),  # the weight re-read
+])
+def test_backward_row_offsets_in_32_or_64_bits(monkeypatch, device, is_rms, m, n, cfg):
+    """The whole-row backward's results with 32-bit element offsets and with 64-bit ones: each against the reference
+    (with the fused residual), and bitwise the same."""
+    outs = []
+    for wide in (False, True):
+        monkeypatch.setattr(K, "_wide_rows", lambda *args, wide=wide: wide)
+        _check_config(device, is_rms, m, n, cfg, fwd_cfg=None)
+        x = _rand((m, n), torch.bfloat16, device, n, offset=1.5)
+        w = _rand((n,), torch.bfloat16, device, n + 1, offset=1.0)
+        b = None if is_rms else _rand((n,), torch.bfloat16, device, n + 2)
+        dy = _rand((m, n), torch.bfloat16, device, n + 3)
+        _, _, mean, rstd = K.norm_fwd(x, w, b, None, 1e-5, 0.0, is_rms, None, True)
+        outs.append(K.norm_bwd(dy, x, w, b is not None, mean, rstd, None, x.dtype, None, 1e-5, 0.0, is_rms,
+                               bias_dtype=None if b is None else b.dtype, config=cfg))
+    for got, want in zip(*outs, strict=True):
+        assert (got is None and want is None) or torch.equal(got, want)
+
+
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg"), [
     (3, 300, C.NormConfig(2, 64, True, 4, programs=2)),

@@ -164,10 +164,10 @@ def _fwd_tile(
     col_mask = cols < (BLOCK_N if TWO else N)
     rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = rows < M
-    rows64 = rows.to(tl.int64)
-    rx = rows64 * stride_x
-    rr = rows64 * stride_res
-    rro = rows64 * stride_ro
+    row_ix = rows.to(tl.int64)
+    rx = row_ix * stride_x
+    rr = row_ix * stride_res
+    rro = row_ix * stride_ro
     mask = row_mask[:, None] & col_mask[None, :]
     s, x_l = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES, HOLD_LOADED, ACC, WIDEN)
     if TWO:
@@ -229,14 +229,14 @@ def _fwd_tile(
         y = y * w[None, :]
     if HAS_B:
         y = y + b[None, :]
-    tl.store(Y + rows64[:, None] * stride_y + cols[None, :], y, mask=mask)
+    tl.store(Y + row_ix[:, None] * stride_y + cols[None, :], y, mask=mask)
     if TWO:
         y2 = xc2 * rstd[:, None]
         if HAS_W:
             y2 = y2 * (tl.load(W + cols2, mask=col_mask2, other=0.0).to(ACC) + weight_offset)[None, :]
         if HAS_B:
             y2 = y2 + tl.load(B + cols2, mask=col_mask2, other=0.0).to(ACC)[None, :]
-        tl.store(Y + rows64[:, None] * stride_y + cols2[None, :], y2, mask=mask2)
+        tl.store(Y + row_ix[:, None] * stride_y + cols2[None, :], y2, mask=mask2)
     if STORE_STATS:
         if not IS_RMS:
             tl.store(MEAN + rows, mean, mask=row_mask)
@@ -298,11 +298,11 @@ def _norm_fwd_kernel(
         for blk in range(pid, num_blocks, num_programs):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
             row_mask = rows < M
-            rows64 = rows.to(tl.int64)
-            rx = rows64 * stride_x
-            rr = rows64 * stride_res
-            ry = rows64 * stride_y
-            rro = rows64 * stride_ro
+            row_ix = rows.to(tl.int64)
+            rx = row_ix * stride_x
+            rr = row_ix * stride_res
+            ry = row_ix * stride_y
+            rro = row_ix * stride_ro
             # Pass 1, element-wise across chunks (no cross-thread traffic inside the loop): RMS sums
             # squares; LN runs Welford per element position on the shifted row (every position present
             # in chunk c has seen c + 1 samples: one scalar reciprocal per chunk). One reduction after
@@ -382,7 +382,7 @@ def _xhat(x, k, mean_r, rstd, IS_RMS: tl.constexpr):
 
 
 @triton.jit
-def _stats_loads(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS: tl.constexpr, K_PAIR: tl.constexpr):
+def _stats_loads(X, MEAN, RSTD, rows, row_ix, row_mask, stride_x, IS_RMS: tl.constexpr, K_PAIR: tl.constexpr):
     """The loads behind :func:`_saved_stats`, as loaded: (rstd, the row's first x, the saved mean); RMS: rstd
     thrice. K_PAIR (rows of N >= 2, 16-element aligned): the first x read as the pair x[row, 0:2], one aligned
     access of 4 bytes or more, which the persistent loop's cp.async prefetch stages like the row itself; a lone
@@ -392,11 +392,11 @@ def _stats_loads(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS: tl.con
     mean = rstd
     if not IS_RMS:
         if K_PAIR:
-            pair = tl.load(X + rows64[:, None] * stride_x + tl.arange(0, 2)[None, :], mask=row_mask[:, None],
+            pair = tl.load(X + row_ix[:, None] * stride_x + tl.arange(0, 2)[None, :], mask=row_mask[:, None],
                            other=0.0)
             x0, _ = tl.split(pair)
         else:
-            x0 = tl.load(X + rows64 * stride_x, mask=row_mask, other=0.0)
+            x0 = tl.load(X + row_ix * stride_x, mask=row_mask, other=0.0)
         mean = tl.load(MEAN + rows, mask=row_mask, other=0.0)
     return rstd, x0, mean
 
@@ -413,11 +413,11 @@ def _stats_values(rstd, x0, mean, IS_RMS: tl.constexpr, ACC: tl.constexpr):
 
 
 @triton.jit
-def _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS: tl.constexpr, ACC: tl.constexpr,
+def _saved_stats(X, MEAN, RSTD, rows, row_ix, row_mask, stride_x, IS_RMS: tl.constexpr, ACC: tl.constexpr,
                  K_PAIR: tl.constexpr):
     """What the backward needs of the forward's statistics for ``rows``: (rstd, the row shift k = x[row, 0],
     mean·rstd as [rows, 1]); RMS: (rstd, unused, unused)."""
-    rstd, x0, mean = _stats_loads(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS, K_PAIR)
+    rstd, x0, mean = _stats_loads(X, MEAN, RSTD, rows, row_ix, row_mask, stride_x, IS_RMS, K_PAIR)
     k, mean_r = _stats_values(rstd, x0, mean, IS_RMS, ACC)
     return rstd, k, mean_r
 
@@ -459,11 +459,11 @@ def _row_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
 
 
 @triton.jit
-def _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W: tl.constexpr,
+def _piece_loads(X, DY, W, row_ix, mask, cols, col_mask, stride_x, stride_dy, HAS_W: tl.constexpr,
                  W_IN_LOOP: tl.constexpr):
-    """x, dy and, with W_IN_LOOP, the weight of columns ``cols`` ([1, width]) of rows ``rows64``, as loaded."""
-    x = tl.load(X + rows64[:, None] * stride_x + cols, mask=mask, other=0.0)
-    dy = tl.load(DY + rows64[:, None] * stride_dy + cols, mask=mask, other=0.0)
+    """x, dy and, with W_IN_LOOP, the weight of columns ``cols`` ([1, width]) of rows ``row_ix``, as loaded."""
+    x = tl.load(X + row_ix[:, None] * stride_x + cols, mask=mask, other=0.0)
+    dy = tl.load(DY + row_ix[:, None] * stride_dy + cols, mask=mask, other=0.0)
     w = x
     if HAS_W and W_IN_LOOP:
         w = tl.load(W + cols, mask=col_mask, other=0.0, eviction_policy="evict_last")
@@ -486,14 +486,14 @@ def _piece_values(x, dy, w_loaded, w, k, mean_r, rstd, weight_offset, HAS_OFFSET
 
 
 @triton.jit
-def _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w, weight_offset,
+def _bwd_piece(X, DY, W, row_ix, row_mask, cols, col_mask, stride_x, stride_dy, k, mean_r, rstd, w, weight_offset,
                HAS_OFFSET: tl.constexpr, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr,
                ACC: tl.constexpr, WIDEN: tl.constexpr):
     """Columns ``cols`` ([1, width]) of whole rows in the backward -> (tile mask, dy, x̂, g = dy·(w + offset), and the
     loads x, dy, weight as loaded, for :func:`_dx_from_loads`); the weight ``w`` is given, or re-read here with
     W_IN_LOOP."""
     mask = row_mask[:, None] & col_mask
-    x_l, dy_l, w_l = _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
+    x_l, dy_l, w_l = _piece_loads(X, DY, W, row_ix, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
     dy, xhat, g = _piece_values(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, IS_RMS, HAS_W,
                                 W_IN_LOOP, ACC, WIDEN)
     return mask, dy, xhat, g, x_l, dy_l, w_l
@@ -537,16 +537,16 @@ def _unmerged_loads(x_l, dy_l, w_l, zero, HAS_W: tl.constexpr, W_IN_LOOP: tl.con
 
 
 @triton.jit
-def _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT: tl.constexpr):
+def _dres_out_load(DRES_OUT, row_ix, cols, mask, stride_dro, HAS_DRES_OUT: tl.constexpr):
     """The gradient of residual_out for :func:`_bwd_store` (0 without one), as loaded."""
     dro = 0.0
     if HAS_DRES_OUT:
-        dro = tl.load(DRES_OUT + rows64[:, None] * stride_dro + cols, mask=mask, other=0.0)
+        dro = tl.load(DRES_OUT + row_ix[:, None] * stride_dro + cols, mask=mask, other=0.0)
     return dro
 
 
 @triton.jit
-def _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres,
+def _bwd_store(DX, DRES, row_ix, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres,
                IS_RMS: tl.constexpr, HAS_DRES_OUT: tl.constexpr, HAS_DRES: tl.constexpr, DEGENERATE: tl.constexpr,
                ACC: tl.constexpr):
     """dx of whole rows from the row sums ``c1`` = mean(g·x̂), ``c2`` = mean(g) (LN), for columns ``cols``, plus
@@ -564,7 +564,7 @@ def _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N,
             dx = g * scale
         else:
             dx = tl.where(N == 2, (g - c2[:, None]) * scale, 0.0)
-    _store_dx(DX, DRES, rows64, cols, mask, dx, dro, stride_dx, stride_dres, HAS_DRES_OUT, HAS_DRES, ACC)
+    _store_dx(DX, DRES, row_ix, cols, mask, dx, dro, stride_dx, stride_dres, HAS_DRES_OUT, HAS_DRES, ACC)
 
 
 @triton.jit
@@ -592,7 +592,7 @@ def _dx_from_loads(x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2, weight_offset, HA
 
 
 @triton.jit
-def _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
+def _piece_dx(DX, DRES, DRES_OUT, row_ix, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
               weight_offset, HAS_OFFSET: tl.constexpr, zero, eps, N, stride_dro, stride_dx, stride_dres,
               IS_RMS: tl.constexpr, HAS_W: tl.constexpr, W_IN_LOOP: tl.constexpr, HOLD_LOADED: tl.constexpr,
               HAS_DRES_OUT: tl.constexpr, HAS_DRES: tl.constexpr, DEGENERATE: tl.constexpr, ACC: tl.constexpr,
@@ -601,29 +601,29 @@ def _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w
     (HOLD_LOADED) straight from its loads (:func:`_dx_from_loads`: fewer instructions than x̂ and g formed again),
     or, in the degenerate rows, from x̂ and g formed again (:func:`_formed_again`); otherwise from the x̂ and g it
     kept (:func:`_bwd_store`)."""
-    dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)
+    dro = _dres_out_load(DRES_OUT, row_ix, cols, mask, stride_dro, HAS_DRES_OUT)
     if HOLD_LOADED and not DEGENERATE:
-        _store_dx(DX, DRES, rows64, cols, mask, _dx_from_loads(
+        _store_dx(DX, DRES, row_ix, cols, mask, _dx_from_loads(
             x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2, weight_offset, HAS_OFFSET, zero, IS_RMS, HAS_W, W_IN_LOOP,
             ACC), dro, stride_dx, stride_dres, HAS_DRES_OUT, HAS_DRES, ACC)
     else:
         if HOLD_LOADED:
             xhat, g = _formed_again(x_l, dy_l, w_l, w, k, mean_r, rstd, weight_offset, HAS_OFFSET, zero, IS_RMS,
                                     HAS_W, W_IN_LOOP, ACC)
-        _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres, IS_RMS,
+        _bwd_store(DX, DRES, row_ix, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres, IS_RMS,
                    HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC)
 
 
 @triton.jit
-def _store_dx(DX, DRES, rows64, cols, mask, dx, dro, stride_dx, stride_dres, HAS_DRES_OUT: tl.constexpr,
+def _store_dx(DX, DRES, row_ix, cols, mask, dx, dro, stride_dx, stride_dres, HAS_DRES_OUT: tl.constexpr,
               HAS_DRES: tl.constexpr, ACC: tl.constexpr):
-    """Store dx (plus residual_out's gradient ``dro``) at columns ``cols`` of rows ``rows64``, and as the
+    """Store dx (plus residual_out's gradient ``dro``) at columns ``cols`` of rows ``row_ix``, and as the
     residual's gradient with HAS_DRES."""
     if HAS_DRES_OUT:
         dx += dro.to(ACC)
-    tl.store(DX + rows64[:, None] * stride_dx + cols, dx, mask=mask)
+    tl.store(DX + row_ix[:, None] * stride_dx + cols, dx, mask=mask)
     if HAS_DRES:
-        tl.store(DRES + rows64[:, None] * stride_dres + cols, dx, mask=mask)
+        tl.store(DRES + row_ix[:, None] * stride_dres + cols, dx, mask=mask)
 
 
 @triton.jit
@@ -645,10 +645,11 @@ def _norm_bwd_kernel(
     HAS_DRES: tl.constexpr, IS_F64: tl.constexpr, CHUNKED: tl.constexpr, W_IN_LOOP: tl.constexpr,
     DEGENERATE: tl.constexpr, PAIR_SUMS: tl.constexpr, EVEN_N: tl.constexpr, K_PAIR: tl.constexpr,
     HOLD_LOADED: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
-    NUM_STAGES: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr,
+    NUM_STAGES: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr, WIDE_ROWS: tl.constexpr,
 ):
     """The backward of whole rows (a persistent loop over row tiles) or of chunked rows. N and the row strides arrive
-    divided by ROW_ALIGN (:func:`_row_align`)."""
+    divided by ROW_ALIGN (:func:`_row_align`). Whole rows form their element offsets in 32 bits unless WIDE_ROWS
+    (:func:`_wide_rows`): a 64-bit offset costs each row pointer a 64-bit multiply and add in the loop."""
     N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres = _bwd_sizes(
         N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres, ROW_ALIGN)
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
@@ -690,9 +691,11 @@ def _norm_bwd_kernel(
                 row_mask = tl.full([1], True, tl.int1)
             else:
                 row_mask = rows < M
-            rows64 = rows.to(tl.int64)
-            rstd, k, mean_r = _saved_stats(X, MEAN, RSTD, rows, rows64, row_mask, stride_x, IS_RMS, ACC, K_PAIR)
-            mask, dy, xhat, g, x_l, dy_l, w_l = _bwd_piece(X, DY, W, rows64, row_mask, cols, col_mask, stride_x,
+            row_ix = rows
+            if WIDE_ROWS:
+                row_ix = rows.to(tl.int64)
+            rstd, k, mean_r = _saved_stats(X, MEAN, RSTD, rows, row_ix, row_mask, stride_x, IS_RMS, ACC, K_PAIR)
+            mask, dy, xhat, g, x_l, dy_l, w_l = _bwd_piece(X, DY, W, row_ix, row_mask, cols, col_mask, stride_x,
                                                            stride_dy, k, mean_r, rstd, w, weight_offset, HAS_OFFSET,
                                                            IS_RMS, HAS_W, W_IN_LOOP, ACC, WIDEN)
             # The parameter sums first: dy is dead before the row reductions, which g and x̂ alone cross (with
@@ -704,7 +707,7 @@ def _norm_bwd_kernel(
             c1, c2 = _row_sums(g, xhat, IS_RMS, PAIR_SUMS)
             if TWO:
                 mask2, dy2, xhat2, g2, x_l2, dy_l2, w_l2 = _bwd_piece(
-                    X, DY, W, rows64, row_mask, cols2, col_mask2, stride_x, stride_dy, k, mean_r, rstd, w2,
+                    X, DY, W, row_ix, row_mask, cols2, col_mask2, stride_x, stride_dy, k, mean_r, rstd, w2,
                     weight_offset, HAS_OFFSET, IS_RMS, HAS_W, W_IN_LOOP, ACC, WIDEN)
                 if HAS_W:
                     dw_acc2 += dy2 * xhat2
@@ -715,11 +718,11 @@ def _norm_bwd_kernel(
                 c2 += p2
             c1 = c1 / N
             c2 = c2 / N
-            _piece_dx(DX, DRES, DRES_OUT, rows64, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
+            _piece_dx(DX, DRES, DRES_OUT, row_ix, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
                       weight_offset, HAS_OFFSET, zero, eps, N, stride_dro, stride_dx, stride_dres, IS_RMS, HAS_W,
                       W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC, WIDEN)
             if TWO:
-                _piece_dx(DX, DRES, DRES_OUT, rows64, cols2, mask2, g2, xhat2, x_l2, dy_l2, w_l2, w2, k, mean_r, rstd,
+                _piece_dx(DX, DRES, DRES_OUT, row_ix, cols2, mask2, g2, xhat2, x_l2, dy_l2, w_l2, w2, k, mean_r, rstd,
                           c1, c2, weight_offset, HAS_OFFSET, zero, eps, N, stride_dro, stride_dx, stride_dres, IS_RMS,
                           HAS_W, W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC, WIDEN)
         if HAS_W:
@@ -738,9 +741,9 @@ def _norm_bwd_kernel(
         for blk in range(pid, num_blocks, num_programs):
             rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
             row_mask = rows < M
-            rows64 = rows.to(tl.int64)
-            rx = rows64 * stride_x
-            rdy = rows64 * stride_dy
+            row_ix = rows.to(tl.int64)
+            rx = row_ix * stride_x
+            rdy = row_ix * stride_dy
             rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)
             k = tl.zeros([BLOCK_M], dtype=ACC)  # LayerNorm's row shift and mean·rstd (unused by RMS)
             mean_r = tl.zeros([BLOCK_M, 1], dtype=ACC)
@@ -770,10 +773,10 @@ def _norm_bwd_kernel(
                 else:
                     dx = g * rstd[:, None] - (xhat * c1r + c2r)
                 if HAS_DRES_OUT:
-                    dx += tl.load(DRES_OUT + rows64[:, None] * stride_dro + ccols, mask=mask, other=0.0).to(ACC)
-                tl.store(DX + rows64[:, None] * stride_dx + ccols, dx, mask=mask)
+                    dx += tl.load(DRES_OUT + row_ix[:, None] * stride_dro + ccols, mask=mask, other=0.0).to(ACC)
+                tl.store(DX + row_ix[:, None] * stride_dx + ccols, dx, mask=mask)
                 if HAS_DRES:
-                    tl.store(DRES + rows64[:, None] * stride_dres + ccols, dx, mask=mask)
+                    tl.store(DRES + row_ix[:, None] * stride_dres + ccols, dx, mask=mask)
                 if HAS_W:
                     pw = tl.sum(rounded_prod(dy, xhat), axis=0, keep_dims=True)
                     if not first:
@@ -906,10 +909,10 @@ def _split_loads(X, DY, W, MEAN, RSTD, row, M, cols, col_mask, stride_x, stride_
     weight, rstd, x[row, 0], mean) as loaded. A row past M - 1 reads nothing."""
     rows = row + tl.arange(0, 1)
     live = rows < M
-    rows64 = rows.to(tl.int64)
+    row_ix = rows.to(tl.int64)
     mask = live[:, None] & col_mask
-    x, dy, w_loaded = _piece_loads(X, DY, W, rows64, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
-    rstd, x0, mean = _stats_loads(X, MEAN, RSTD, rows, rows64, live, stride_x, IS_RMS, False)
+    x, dy, w_loaded = _piece_loads(X, DY, W, row_ix, mask, cols, col_mask, stride_x, stride_dy, HAS_W, W_IN_LOOP)
+    rstd, x0, mean = _stats_loads(X, MEAN, RSTD, rows, row_ix, live, stride_x, IS_RMS, False)
     return x, dy, w_loaded, rstd, x0, mean
 
 
@@ -1000,9 +1003,9 @@ def _norm_bwd_split_kernel(
         s1, s2 = _collect(_round_buf(TAGS, t, slot, SLOTS, SPLIT_P2), base + t + 1, SPLIT, SERIAL, SPLIT_P2)
         c1 = tl.sum(s1) / N + tl.zeros([1], dtype=ACC)
         c2 = tl.sum(s2) / N + tl.zeros([1], dtype=ACC)
-        rows64 = (row + one).to(tl.int64)
-        dro = _dres_out_load(DRES_OUT, rows64, cols, mask, stride_dro, HAS_DRES_OUT)  # not held across the wait
-        _bwd_store(DX, DRES, rows64, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres, IS_RMS,
+        row_ix = (row + one).to(tl.int64)
+        dro = _dres_out_load(DRES_OUT, row_ix, cols, mask, stride_dro, HAS_DRES_OUT)  # not held across the wait
+        _bwd_store(DX, DRES, row_ix, cols, mask, g, xhat, c1, c2, rstd, dro, eps, N, stride_dx, stride_dres, IS_RMS,
                    HAS_DRES_OUT, HAS_DRES, False, ACC)
         if EARLY_LOADS:  # published after this row's dx: the next row's loads were in flight during the wait
             g_next, xhat_next, dw_acc, db_acc = _split_sums(
@@ -1277,6 +1280,17 @@ def norm_fwd(
     return y, res_out, mean, rstd
 
 
+def _wide_rows(m, block_m: int, strides: tuple, width: int) -> bool:
+    """Whether the whole-row backward must form its element offsets in 64 bits: the furthest one its tiles form
+    (those of masked rows and columns too, up to the last tile's padding: ``m`` rows in tiles of ``block_m``, rows
+    ``width`` columns wide, the largest of the row ``strides``) reaches 2**31. Sizes unknown at launch (symbolic,
+    traced): yes. The offsets are formed in 32 bits otherwise (sm_90, bf16 whole-row loops: LN 256 410 -> 386
+    instructions, RMS 256 304 -> 278, LN 1024 427 -> 392, RMS 1024 321 -> 284; session 48)."""
+    if not all(isinstance(v, int) for v in (m, *strides)):
+        return True
+    return (-(-m // block_m) * block_m - 1) * max(strides) + width - 1 >= 2**31
+
+
 def norm_bwd(
     dy2d: torch.Tensor,
     s2d: torch.Tensor,
@@ -1369,6 +1383,7 @@ def norm_bwd(
             "K_PAIR": prefetched and not is_rms and int(n) >= 2 and s2d.stride(0) % 16 == 0,
             "HOLD_LOADED": cfg.hold_loaded,
             "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
+            "WIDE_ROWS": cfg.chunked or _wide_rows(m, cfg.block_m, sizes[1:], cfg.block_n + cfg.block_n2),
         }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
