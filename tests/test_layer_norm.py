@@ -191,6 +191,7 @@ def test_wide_rows_rule():
     (7, 64, C.NormConfig(2, 64, False, 2, programs=2)),  # 4 tiles, the last of one row
     (5, 100, C.NormConfig(2, 128, False, 2, 3, programs=3)),  # columns masked past N, prefetched
     (6, 48, C.NormConfig(1, 64, False, 2, programs=4, w_in_loop=True)),  # the weight re-read
+    (9, 64, C.NormConfig(2, 64, False, 2, 3, programs=2)),  # prefetched rows filling the tile: N a constant
 ])
 def test_backward_row_offsets_in_32_or_64_bits(monkeypatch, device, is_rms, m, n, cfg):
     """The whole-row backward's results with 32-bit element offsets and with 64-bit ones: each against the reference

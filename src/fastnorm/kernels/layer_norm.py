@@ -716,8 +716,11 @@ def _norm_bwd_kernel(
                 p1, p2 = _row_sums(g2, xhat2, IS_RMS, PAIR_SUMS)
                 c1 += p1
                 c2 += p2
-            c1 = c1 / N
-            c2 = c2 / N
+            n_row = N
+            if EVEN_N:  # N = BLOCK_N, a power of two: the divisions are exact multiplies, no reciprocal's range checks
+                n_row = BLOCK_N
+            c1 = c1 / n_row
+            c2 = c2 / n_row
             _piece_dx(DX, DRES, DRES_OUT, row_ix, cols, mask, g, xhat, x_l, dy_l, w_l, w, k, mean_r, rstd, c1, c2,
                       weight_offset, HAS_OFFSET, zero, eps, N, stride_dro, stride_dx, stride_dres, IS_RMS, HAS_W,
                       W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC, WIDEN)
