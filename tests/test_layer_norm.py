@@ -290,7 +290,8 @@ def test_looped_forward_hints(monkeypatch):
 
 def test_widen_rule():
     """bf16 loads are widened by inline assembly two to a register (``_widen``) only where every thread holds an even
-    number of a tile's columns: bf16, rows and addresses 16-byte aligned, pieces of at least 2 elements a thread."""
+    number of a tile's elements: bf16, rows and addresses 16-byte aligned, pieces (all the rows of a whole-row tile)
+    of at least 2 elements a thread."""
     cfg = C.NormConfig(1, 4096, True, 16)
     assert C.norm_widens(cfg, torch.bfloat16, 8, True)
     assert not C.norm_widens(cfg, torch.float16, 8, True)
@@ -300,6 +301,9 @@ def test_widen_rule():
     assert not C.norm_widens(C.NormConfig(1, 512, False, 16), torch.bfloat16, 16, True)  # one element a thread
     assert C.norm_widens(C.NormConfig(1, 8192, False, 16, block_n2=4096), torch.bfloat16, 16, True)
     assert not C.norm_widens(C.NormConfig(1, 4096, False, 4, block_n2=128), torch.bfloat16, 16, True)
+    assert C.norm_widens(C.NormConfig(32, 256, False, 16), torch.bfloat16, 16, True)  # 16 elements a thread, 2 rows
+    assert not C.norm_widens(C.NormConfig(2, 128, False, 16), torch.bfloat16, 16, True)  # half an element a thread
+    assert not C.norm_widens(C.NormConfig(4, 256, True, 8), torch.bfloat16, 16, True)  # chunks: their columns alone
 
 
 def test_widen_at_launch(monkeypatch):
