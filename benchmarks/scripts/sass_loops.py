@@ -9,9 +9,12 @@ paths; the norms: x of shape (M, N) normalized over N, weight (and LayerNorm's b
 sm_90 and disassembles it with the ``nvdisasm`` that ships with Triton; prints, per kernel, its shared-memory
 traffic (each ``st.shared``/``ld.shared`` and barrier of its PTX: layout conversions and reductions go through
 shared memory) and each loop of its SASS (a label and the backward branch to it): its length and its most frequent
-opcodes. A tile loop's length divided by the elements a thread takes per iteration is its cost an element — what
-sessions 23 and 25 used to see that a loop was issue-bound (NOTES.md). No GPU needed. ``--set``: config overrides
-(``bn_ab.py``'s syntax); ``--keep``: also write each kernel's SASS and TTGIR.
+opcodes, and how many of them go through the MIO queue (shared memory, its asynchronous copies, shuffles, barriers,
+special functions: ``MIO_OPS``). A tile loop's length divided by the elements a thread takes per iteration is its cost
+an element — what sessions 23 and 25 used to see that a loop was issue-bound; the MIO queue is what Nsight Compute
+found the bf16 256-column norm backwards waiting on in session 49 (MIO-throttle and short-scoreboard stalls;
+NOTES.md). No GPU needed. ``--set``: config overrides (``bn_ab.py``'s syntax); ``--keep``: also write each
+kernel's SASS and TTGIR.
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ def record(shape: tuple[int, ...], dtype, norm: str = "batch_norm", channels_las
         params = [gate._meta(n, dtype=dtype, grad=True) for _ in range(1 if norm == "rms_norm" else 2)]
         gate._fwd_bwd(getattr(fastnorm, norm), x, n, *params)
     return list(jobs.values())
+
+
+#: SASS opcodes issued to the MIO queue (Nsight Compute's "MIO throttle" stall waits on it).
+MIO_OPS = ("LDS", "STS", "LDSM", "STSM", "LDGSTS", "SHFL", "BAR", "ATOMS", "MUFU")
 
 
 def loops(sass: str) -> list[tuple[str, int, Counter]]:
@@ -117,7 +124,8 @@ def main() -> None:
         for label, n, ops in loops(sass):
             if n > 1:
                 top = ", ".join(f"{op} {cnt}" for op, cnt in ops.most_common(10))
-                print(f"    loop {label}: {n} instructions ({top})")
+                mio = sum(ops[op] for op in MIO_OPS)
+                print(f"    loop {label}: {n} instructions, {mio} to the MIO queue ({top})")
 
 
 if __name__ == "__main__":
