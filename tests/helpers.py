@@ -152,6 +152,17 @@ def forget_replays() -> None:
     config.generation += 1
 
 
+def channels_last_blocks(monkeypatch, cb: int) -> None:
+    """Channels-last tiles of exactly ``cb`` channels in every plan kind: config.BN_CL_CB set to it, and the
+    settings that widen it off (the sums pass's own plan, BN_CL_SUMS; the one-pass kinds' rows of
+    BN_CL_STREAM_ROW_BYTES)."""
+    from fastnorm.kernels import config
+
+    monkeypatch.setattr(config, "BN_CL_CB", {"fused": cb, "stream": cb, "sums": cb})
+    monkeypatch.setattr(config, "BN_CL_SUMS", None)
+    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)
+
+
 def frozen_flat_everywhere() -> dict:
     """config.BN_FROZEN_FLAT taking the frozen flat backward at every size and batch, in blocks of 64 offsets (2
     warps), a program as few as one image."""

@@ -25,6 +25,7 @@ from fastnorm.kernels import config
 from fastnorm.kernels._exchange import SYNC_BUFFERS
 from helpers import (
     assert_close,
+    channels_last_blocks,
     forget_replays,
     frozen_flat_everywhere,
     poisoned_like,
@@ -236,9 +237,7 @@ def test_offset_channels_with_spikes(monkeypatch, cl, device):
     monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
     monkeypatch.setattr(config, "BN_SUMS_WAVE", 1)
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 128, "stream": 128})
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
-    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
-    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
+    channels_last_blocks(monkeypatch, 4)
     monkeypatch.setattr(config, "BN_RESIDENT", False)
     x, w, b, rm, rv = _make((9, 3, 6, 7), cl, torch.float32, device, requires_grad=False)
     x = x.detach().clone()
@@ -560,9 +559,7 @@ def small_plans(monkeypatch):
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
     monkeypatch.setattr(config, "BN_MSUB", 2)
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
-    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
-    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
+    channels_last_blocks(monkeypatch, 4)
     monkeypatch.setattr(config, "BN_RESIDENT", False)  # (each setattr also clears config's cached plans)
 
 
@@ -669,9 +666,7 @@ def test_loop_prefetch_and_register_caps(monkeypatch, stages, cap, shape, cl, de
         pytest.skip("the interpreter ignores prefetch depths and register caps: one setting covers its path")
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 256, "stream": 256})
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 32, "bwd": 32, "sums": 32})
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
-    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
-    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
+    channels_last_blocks(monkeypatch, 4)
     monkeypatch.setattr(config, "BN_ITEMS_PER_SM", dict.fromkeys(config.BN_ITEMS_PER_SM, 1))
     monkeypatch.setattr(config, "BN_STATS_WAVE", 1)
     monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
@@ -863,9 +858,7 @@ def test_two_launch_backward_plans(monkeypatch, shape, cl, row_lanes, device):
     monkeypatch.setattr(config, "BN_DX_FLAT", None)  # the tile dx pass, whose plans this records
     monkeypatch.setattr(config, "BN_ROW_LANES_MAX", row_lanes)
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 64, "bwd": 16, "sums": 16})
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 4, "stream": 4, "sums": 4})
-    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
-    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
+    channels_last_blocks(monkeypatch, 4)
     monkeypatch.setattr(config, "BN_SUMS_WAVE", 64)
     monkeypatch.setattr(config, "BN_MSUB", 2)
     monkeypatch.setattr(config, "BN_STREAM_LARGE", (64, 64))
@@ -1530,9 +1523,7 @@ def test_reductions_keep_their_tail(monkeypatch, shape, cl, dtype, aligned, devi
     monkeypatch.setattr(config, "multiprocessor_count", lambda device: 4)  # the same plans on any device
     monkeypatch.setattr(config, "BN_STATS_WAVE_BY_DEVICE", {})
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2, "sums": 2})
-    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
-    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
+    channels_last_blocks(monkeypatch, 2)
     x, w, b, rm, rv = _make(shape, cl, dtype, device, seed=11)
     dy = torch.randn(shape, device=device).to(dtype)
     reread = x.numel() * x.element_size()

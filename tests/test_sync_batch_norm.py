@@ -17,7 +17,7 @@ import fastnorm
 from fastnorm import reference as ref
 from fastnorm.distributed import GlobalCountCheck
 from fastnorm.nn import SyncBatchNorm
-from helpers import assert_close, peer_buffers, to_np64
+from helpers import assert_close, channels_last_blocks, peer_buffers, to_np64
 
 COLLECTIVES = ("all_gather", "all_gather_into_tensor", "all_gather_single", "all_reduce", "broadcast", "barrier")
 
@@ -363,9 +363,7 @@ def test_peer_backward_adds_every_ranks_sums_in_one_launch(device, channels_last
     monkeypatch.setattr(config, "BN_ITEM", {"fused": 32, "stream": 32})
     monkeypatch.setattr(config, "BN_TILE", {"fwd": 16, "bwd": 16, "sums": 16})
     monkeypatch.setattr(config, "BN_GROUP_BYTES", 256)
-    monkeypatch.setattr(config, "BN_CL_CB", {"fused": 2, "stream": 2, "sums": 2})
-    monkeypatch.setattr(config, "BN_CL_SUMS", None)  # the sums' tiles as set
-    monkeypatch.setattr(config, "BN_CL_STREAM_ROW_BYTES", 0)  # the one-pass tiles as set
+    channels_last_blocks(monkeypatch, 2)
     c, world, rank = 6, 3, 1
     bufs, peers = peer_buffers(c, world, device)
     sums_at = peers[0].sums_at
