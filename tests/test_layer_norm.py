@@ -352,6 +352,49 @@ def test_two_piece_rows(device, is_rms, m, n, cfg):
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("dtype", "m", "n", "fwd", "bwd"), [
+    # bf16 256 as 128 + 128 (16 lanes a row): the forward one program a tile, the backward persistent, prefetching
+    (torch.bfloat16, 37, 256, C.NormConfig(8, 128, False, 2, block_n2=128),
+     C.NormConfig(32, 128, False, 16, 3, 2, block_n2=128)),
+    (torch.bfloat16, 19, 200, C.NormConfig(4, 128, False, 2, block_n2=128),  # the second piece masked past N
+     C.NormConfig(8, 128, False, 4, 3, 3, block_n2=128)),
+    (torch.float16, 9, 256, C.NormConfig(2, 128, False, 1, 2, 3, block_n2=128),  # both persistent
+     C.NormConfig(4, 128, False, 2, 1, 3, True, block_n2=128)),  # the weight re-read per row block
+    (torch.float32, 11, 128, C.NormConfig(4, 64, False, 2, block_n2=64), C.NormConfig(4, 64, False, 2, 3, 2,
+                                                                                        block_n2=64)),
+])
+def test_equal_pieces(device, is_rms, dtype, m, n, fwd, bwd):
+    """Rows held as two pieces of one width, whose row sums are one reduction of the pieces' element-wise sums
+    (``_equal_pieces_row_sums``; the forward's mean and variance alike): forward and backward against the reference,
+    and within rounding of the same rows as one padded piece."""
+    seed = n + m
+    x = _rand((m, n), dtype, device, seed, scale=2.0, offset=0.5)
+    x[1] = 3.25  # a constant row: exact zeros (LN)
+    w = _rand((n,), dtype, device, seed + 1, scale=0.5, offset=1.0)
+    b = None if is_rms else _rand((n,), dtype, device, seed + 2, scale=0.5)
+    dy = _rand((m, n), dtype, device, seed + 3, offset=0.5)  # rows of dy·w far from zero mean: Σg matters in dx,
+    dy[:, bwd.block_n:] -= 1.0  # and each piece's share of it differs
+    eps = 1e-5
+    results = []
+    one = 1 << (n - 1).bit_length()  # one piece, padded to a power of two
+    for f, g in ((fwd, bwd), (fwd._replace(block_n=one, block_n2=0), bwd._replace(block_n=one, block_n2=0))):
+        y, _, mean, rstd = K.norm_fwd(x, w, b, None, eps, 0.0, is_rms, None, True, config=f)
+        dx, _, dw, db = K.norm_bwd(dy, x, w, b is not None, mean, rstd, None, x.dtype, None, eps, 0.0, is_rms,
+                                   bias_dtype=None if b is None else b.dtype, config=g)
+        results.append((y, dx, dw, db))
+    ry, rdx, rdw, rdb = _reference(is_rms, x, w, b, eps, dy)
+    y, dx, dw, db = results[0]
+    assert_close("y", y, ry, dtype)
+    assert_close("dx", dx, rdx, dtype)
+    assert_close("dweight", dw, rdw, dtype, param_grad=True)
+    if not is_rms:
+        assert torch.equal(y[1], b)
+        assert_close("dbias", db, rdb, dtype, param_grad=True)
+    for name, a, c in zip(("y", "dx", "dweight", "dbias"), results[1], results[0], strict=True):
+        _same_as(device, dtype, name, a, c, bitwise=False)  # other sums, other statistics: not bitwise
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg"), [
     (5, 64, C.NormConfig(1, 64, False, 2, 3, 2)),  # one-row tiles, N fills the tile, the shift read as a pair
     (7, 128, C.NormConfig(2, 128, False, 2, 3, 3)),  # two-row tiles, the last one partial

@@ -160,6 +160,7 @@ def _fwd_tile(
     padded to a power of two (N = 5120 as 4096 + 1024: no registers spent on padding). HOLD_LOADED (no residual):
     x held as loaded across the reductions and formed again after each (:func:`_unmerged`), not in fp32."""
     TWO: tl.constexpr = BLOCK_N2 > 0
+    EQUAL_PIECES: tl.constexpr = BLOCK_N2 == BLOCK_N  # two pieces of one width: each row sum in one reduction
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < (BLOCK_N if TWO else N)
     rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -178,10 +179,14 @@ def _fwd_tile(
     PAD: tl.constexpr = not EVEN_N and not TWO  # the one tile has padding columns (kept out of the sums)
     if IS_RMS:
         xc = s
-        sq = tl.sum(rounded_prod(s, s), axis=1)
-        if TWO:
+        if EQUAL_PIECES:
             xc2 = s2
-            sq += tl.sum(rounded_prod(s2, s2), axis=1)
+            sq = tl.sum(rounded_prod(s, s) + rounded_prod(s2, s2), axis=1)
+        else:
+            sq = tl.sum(rounded_prod(s, s), axis=1)
+            if TWO:
+                xc2 = s2
+                sq += tl.sum(rounded_prod(s2, s2), axis=1)
         var = sq / N
     else:
         # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
@@ -189,12 +194,16 @@ def _fwd_tile(
         d = s - k[:, None]
         if PAD:
             d = tl.where(mask, d, 0.0)
-        total = tl.sum(d, axis=1)
         if TWO:
             d2 = s2 - k[:, None]
             if not EVEN_N:
                 d2 = tl.where(mask2, d2, 0.0)
-            total += tl.sum(d2, axis=1)
+        if EQUAL_PIECES:
+            total = tl.sum(d + d2, axis=1)
+        else:
+            total = tl.sum(d, axis=1)
+            if TWO:
+                total += tl.sum(d2, axis=1)
         mean = total / N
         if HOLD_LOADED:
             d = _unmerged(x_l, zero).to(ACC) - k[:, None]
@@ -203,12 +212,16 @@ def _fwd_tile(
         xc = d - mean[:, None]
         if PAD:
             xc = tl.where(mask, xc, 0.0)
-        sq = tl.sum(rounded_prod(xc, xc), axis=1)
         if TWO:
             xc2 = d2 - mean[:, None]
             if not EVEN_N:
                 xc2 = tl.where(mask2, xc2, 0.0)
-            sq += tl.sum(rounded_prod(xc2, xc2), axis=1)
+        if EQUAL_PIECES:
+            sq = tl.sum(rounded_prod(xc, xc) + rounded_prod(xc2, xc2), axis=1)
+        else:
+            sq = tl.sum(rounded_prod(xc, xc), axis=1)
+            if TWO:
+                sq += tl.sum(rounded_prod(xc2, xc2), axis=1)
         var = sq / N
     rstd = _rsqrt(var + eps, IS_F64)
     if HOLD_LOADED:
@@ -448,13 +461,27 @@ def _add_pairs(a1, a2, b1, b2):
 def _row_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
     """The backward's row sums of a tile, (Σg·x̂, Σg) per row (RMS: Σg·x̂ twice); PAIR_SUMS forms both in one
     reduction (one exchange across warps instead of two)."""
+    return _sums_of(rounded_prod(g, xhat), g, IS_RMS, PAIR_SUMS)
+
+
+@triton.jit
+def _equal_pieces_row_sums(g, xhat, g2, xhat2, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
+    """:func:`_row_sums` of rows held as two pieces of one width (and layout): one reduction of the pieces'
+    element-wise sums. Short rows take this form to put half as many lanes on a row (bf16 256 as 128 + 128: 16 lanes
+    of 16 elements, one row a thread, where one piece of 256 puts 32 lanes of 8 on a row, two rows a thread): half
+    the shuffle levels a row and half the rows a thread."""
+    return _sums_of(rounded_prod(g, xhat) + rounded_prod(g2, xhat2), g + g2, IS_RMS, PAIR_SUMS)
+
+
+@triton.jit
+def _sums_of(gx, g, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
     if IS_RMS or not PAIR_SUMS:
-        p1 = tl.sum(rounded_prod(g, xhat), axis=1)
+        p1 = tl.sum(gx, axis=1)
         p2 = p1
         if not IS_RMS:
             p2 = tl.sum(g, axis=1)
     else:
-        p1, p2 = tl.reduce((rounded_prod(g, xhat), g), 1, _add_pairs)
+        p1, p2 = tl.reduce((gx, g), 1, _add_pairs)
     return p1, p2
 
 
@@ -654,6 +681,7 @@ def _norm_bwd_kernel(
         N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres, ROW_ALIGN)
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     TWO: tl.constexpr = BLOCK_N2 > 0  # whole rows as two pieces, as in the forward (_fwd_tile)
+    EQUAL_PIECES: tl.constexpr = BLOCK_N2 == BLOCK_N  # two pieces of one width: their row sums in one reduction
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
     pid = tl.program_id(0)
@@ -704,7 +732,8 @@ def _norm_bwd_kernel(
                 dw_acc += dy * xhat
             if HAS_B:
                 db_acc += dy
-            c1, c2 = _row_sums(g, xhat, IS_RMS, PAIR_SUMS)
+            if not EQUAL_PIECES:  # else reduced with the second piece
+                c1, c2 = _row_sums(g, xhat, IS_RMS, PAIR_SUMS)
             if TWO:
                 mask2, dy2, xhat2, g2, x_l2, dy_l2, w_l2 = _bwd_piece(
                     X, DY, W, row_ix, row_mask, cols2, col_mask2, stride_x, stride_dy, k, mean_r, rstd, w2,
@@ -713,9 +742,12 @@ def _norm_bwd_kernel(
                     dw_acc2 += dy2 * xhat2
                 if HAS_B:
                     db_acc2 += dy2
-                p1, p2 = _row_sums(g2, xhat2, IS_RMS, PAIR_SUMS)
-                c1 += p1
-                c2 += p2
+                if EQUAL_PIECES:
+                    c1, c2 = _equal_pieces_row_sums(g, xhat, g2, xhat2, IS_RMS, PAIR_SUMS)
+                else:
+                    p1, p2 = _row_sums(g2, xhat2, IS_RMS, PAIR_SUMS)
+                    c1 += p1
+                    c2 += p2
             n_row = N
             if EVEN_N:  # N = BLOCK_N, a power of two: the divisions are exact multiplies, no reciprocal's range checks
                 n_row = BLOCK_N
