@@ -475,6 +475,7 @@ def _equal_pieces_row_sums(g, xhat, g2, xhat2, IS_RMS: tl.constexpr, PAIR_SUMS: 
 
 @triton.jit
 def _sums_of(gx, g, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
+    """(Σ gx, Σ g) over each row of the summands given (RMS: Σ gx twice)."""
     if IS_RMS or not PAIR_SUMS:
         p1 = tl.sum(gx, axis=1)
         p2 = p1
