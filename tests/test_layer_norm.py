@@ -395,6 +395,41 @@ def test_equal_pieces(device, is_rms, dtype, m, n, fwd, bwd):
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
+@pytest.mark.parametrize(("dtype", "m", "n", "cfg", "via_scratch"), [
+    (torch.bfloat16, 37, 256, C.NormConfig(32, 256, False, 16, 3, 2), True),  # warps split rows; a partial tile
+    (torch.bfloat16, 19, 200, C.NormConfig(8, 128, False, 4, 3, 3, block_n2=128), True),  # two pieces, 2nd masked
+    (torch.float32, 11, 100, C.NormConfig(4, 128, False, 2, 1, 2), True),  # no prefetch, columns masked
+    (torch.float32, 1, 64, C.NormConfig(4, 64, False, 2, 1, 2), True),  # one row of a 4-row tile
+    (torch.float64, 9, 64, C.NormConfig(2, 64, False, 2, 1, 3), True),
+    (torch.float32, 5, 1024, C.NormConfig(2, 1024, False, 2, 1, 2), False),  # warps along the row: tl.sum
+])
+def test_sums_via_scratch(device, monkeypatch, is_rms, dtype, m, n, cfg, via_scratch):
+    """dw and db summed over a tile's rows through the program's scratch where the warps split the rows
+    (``norm_bwd_sums_via_scratch``): against the reference, and within rounding of ``tl.sum``'s order."""
+    assert C.norm_bwd_sums_via_scratch(cfg, dtype.itemsize) == via_scratch
+    seed = m * n
+    x = _rand((m, n), dtype, device, seed, scale=2.0, offset=0.5)
+    w = _rand((n,), dtype, device, seed + 1, scale=0.5, offset=1.0)
+    b = None if is_rms else _rand((n,), dtype, device, seed + 2, scale=0.5)
+    dy = _rand((m, n), dtype, device, seed + 3, offset=0.5)
+    eps = 1e-5
+    _, _, mean, rstd = K.norm_fwd(x, w, b, None, eps, 0.0, is_rms, None, True)
+    results = []
+    for scratch_on in (True, False):
+        monkeypatch.setattr(K, "norm_bwd_sums_via_scratch", lambda c, e, on=scratch_on: on and via_scratch)
+        results.append(K.norm_bwd(dy, x, w, b is not None, mean, rstd, None, x.dtype, None, eps, 0.0, is_rms,
+                                  bias_dtype=None if b is None else b.dtype, config=cfg))
+    _, rdx, rdw, rdb = _reference(is_rms, x, w, b, eps, dy)
+    dx, _, dw, db = results[0]
+    assert_close("dx", dx, rdx, dtype)
+    assert_close("dweight", dw, rdw, dtype, param_grad=True)
+    if not is_rms:
+        assert_close("dbias", db, rdb, dtype, param_grad=True)
+    for name, a, c in zip(("dx", "dres", "dweight", "dbias"), results[1], results[0], strict=True):
+        _same_as(device, dtype, name, a, c, bitwise=name in ("dx", "dres") or not via_scratch)
+
+
+@pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
 @pytest.mark.parametrize(("m", "n", "cfg"), [
     (5, 64, C.NormConfig(1, 64, False, 2, 3, 2)),  # one-row tiles, N fills the tile, the shift read as a pair
     (7, 128, C.NormConfig(2, 128, False, 2, 3, 3)),  # two-row tiles, the last one partial

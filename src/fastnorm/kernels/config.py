@@ -753,6 +753,20 @@ def norm_bwd_pair_sums(cfg: NormConfig) -> bool:
     return not cfg.chunked and (cfg.block_n <= 4096 or cfg.block_n2 > 0)
 
 
+def norm_bwd_sums_via_scratch(cfg: NormConfig, elem_size: int) -> bool:
+    """Whether the whole-row backward sums its dw/db accumulators over the tile's rows through scratch rows in global
+    memory (each thread stores its elements, a barrier, each thread adds a column's rows) rather than ``tl.sum``: where
+    the warps split the tile's rows, that is where a piece's row is narrower than the warps' 16-byte vectors
+    (block_n · elem_size < num_warps · 512 bytes). There Triton 3.6 reduces across warps through shared memory laid out
+    [column][warp]: the lanes' 4 or 8 consecutive columns land on one bank, 32-way conflicts on each store and load of
+    the exchange (sm_90 SASS; Nsight Compute, H200, session 50, (49152, 256) bf16 RMS backward: 1.05 M conflicted
+    wavefronts, all in that epilogue, about 8000 shared-memory cycles an SM after the loop)."""
+    if cfg.chunked or cfg.block_m == 1:
+        return False
+    narrowest = min(cfg.block_n, cfg.block_n2 or cfg.block_n)
+    return narrowest * elem_size < cfg.num_warps * 512
+
+
 #: Column blocks (programs) aimed at when summing the backward's partial rows, and the narrowest block (16 fp32
 #: = 64 bytes per partial row). The sum is latency-bound at small N: one program per 256 columns left N = 256 on a
 #: single program walking 132 partial rows in 9 dependent steps, 17 us against the backward kernel's 12

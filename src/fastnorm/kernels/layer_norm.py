@@ -56,6 +56,7 @@ from .config import (
     device_index,
     norm_bwd_config,
     norm_bwd_pair_sums,
+    norm_bwd_sums_via_scratch,
     norm_fit_prefetch,
     norm_fwd_config,
     norm_fwd_holds_params,
@@ -663,6 +664,23 @@ def _bwd_sizes(N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres, ROW_A
 
 
 @triton.jit
+def _tile_to_scratch(SCR, acc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Store the [BLOCK_M, BLOCK_N] tile ``acc`` row-major at SCR (each thread its own elements: no exchange)."""
+    tl.store(SCR + tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :], acc)
+
+
+@triton.jit
+def _scratch_col_sums(PART, SCR, first_col, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """PART[first_col + c] = Σ_r SCR[r, c] for first_col + c < N: the column sums of a tile that
+    :func:`_tile_to_scratch` stored (before a barrier), rows added in order (deterministic), a column a thread."""
+    cols = tl.arange(0, BLOCK_N)
+    total = tl.load(SCR + cols)
+    for r in tl.static_range(1, BLOCK_M):
+        total += tl.load(SCR + r * BLOCK_N + cols)
+    tl.store(PART + first_col + cols, total, mask=first_col + cols < N)
+
+
+@triton.jit
 def _norm_bwd_kernel(
     DY, X, W, MEAN, RSTD, DRES_OUT, DX, DRES, DW_PART, DB_PART,
     M, N, num_chunks,
@@ -674,6 +692,7 @@ def _norm_bwd_kernel(
     DEGENERATE: tl.constexpr, PAIR_SUMS: tl.constexpr, EVEN_N: tl.constexpr, K_PAIR: tl.constexpr,
     HOLD_LOADED: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
     NUM_STAGES: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr, WIDE_ROWS: tl.constexpr,
+    SUMS_VIA_SCRATCH: tl.constexpr,
 ):
     """The backward of whole rows (a persistent loop over row tiles) or of chunked rows. N and the row strides arrive
     divided by ROW_ALIGN (:func:`_row_align`). Whole rows form their element offsets in 32 bits unless WIDE_ROWS
@@ -761,14 +780,36 @@ def _norm_bwd_kernel(
                 _piece_dx(DX, DRES, DRES_OUT, row_ix, cols2, mask2, g2, xhat2, x_l2, dy_l2, w_l2, w2, k, mean_r, rstd,
                           c1, c2, weight_offset, HAS_OFFSET, zero, eps, N, stride_dro, stride_dx, stride_dres, IS_RMS,
                           HAS_W, W_IN_LOOP, HOLD_LOADED, HAS_DRES_OUT, HAS_DRES, DEGENERATE, ACC, WIDEN)
-        if HAS_W:
-            tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0, keep_dims=True), mask=col_mask)
-            if TWO:
-                tl.store(DW_PART + part + cols2, tl.sum(dw_acc2, axis=0, keep_dims=True), mask=col_mask2)
-        if HAS_B:
-            tl.store(DB_PART + part + cols, tl.sum(db_acc, axis=0, keep_dims=True), mask=col_mask)
-            if TWO:
-                tl.store(DB_PART + part + cols2, tl.sum(db_acc2, axis=0, keep_dims=True), mask=col_mask2)
+        if SUMS_VIA_SCRATCH:  # the tile's rows summed through the program's scratch (norm_bwd_sums_via_scratch)
+            scr = num_programs.to(tl.int64) * N + pid.to(tl.int64) * (BLOCK_M * (BLOCK_N + BLOCK_N2))
+            if HAS_W:
+                _tile_to_scratch(DW_PART + scr, dw_acc, BLOCK_M, BLOCK_N)
+                if TWO:
+                    _tile_to_scratch(DW_PART + scr + BLOCK_M * BLOCK_N, dw_acc2, BLOCK_M, BLOCK_N2)
+            if HAS_B:
+                _tile_to_scratch(DB_PART + scr, db_acc, BLOCK_M, BLOCK_N)
+                if TWO:
+                    _tile_to_scratch(DB_PART + scr + BLOCK_M * BLOCK_N, db_acc2, BLOCK_M, BLOCK_N2)
+            tl.debug_barrier()  # every thread's tile stores are visible to the threads that sum its columns
+            if HAS_W:
+                _scratch_col_sums(DW_PART + part, DW_PART + scr, 0, N, BLOCK_M, BLOCK_N)
+                if TWO:
+                    _scratch_col_sums(DW_PART + part, DW_PART + scr + BLOCK_M * BLOCK_N, BLOCK_N, N, BLOCK_M,
+                                      BLOCK_N2)
+            if HAS_B:
+                _scratch_col_sums(DB_PART + part, DB_PART + scr, 0, N, BLOCK_M, BLOCK_N)
+                if TWO:
+                    _scratch_col_sums(DB_PART + part, DB_PART + scr + BLOCK_M * BLOCK_N, BLOCK_N, N, BLOCK_M,
+                                      BLOCK_N2)
+        else:
+            if HAS_W:
+                tl.store(DW_PART + part + cols, tl.sum(dw_acc, axis=0, keep_dims=True), mask=col_mask)
+                if TWO:
+                    tl.store(DW_PART + part + cols2, tl.sum(dw_acc2, axis=0, keep_dims=True), mask=col_mask2)
+            if HAS_B:
+                tl.store(DB_PART + part + cols, tl.sum(db_acc, axis=0, keep_dims=True), mask=col_mask)
+                if TWO:
+                    tl.store(DB_PART + part + cols2, tl.sum(db_acc2, axis=0, keep_dims=True), mask=col_mask2)
     else:
         # Rows too long for registers: pass 1 forms the row sums (element-wise across chunks, one
         # reduction after), pass 2 re-reads the row (from L2), writes dx and adds this block's dw/db
@@ -1388,10 +1429,11 @@ def norm_bwd(
     inputs = (dy2d, s2d, s2d if weight is None else weight, rstd if mean is None else mean, rstd,
               dy2d if dres_out2d is None else dres_out2d, dx, dx if dres is None else dres)
 
-    def with_partials(g: int) -> tuple[torch.Tensor | None, torch.Tensor | None, tuple]:
-        """The [g, N] dw/db partial rows and the launch's tensors."""
-        dw_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_w else None
-        db_part = scratch(torch.empty((g, n), dtype=acc_dtype, device=dev)) if has_bias else None
+    def with_partials(g: int, tile: int = 0) -> tuple[torch.Tensor | None, torch.Tensor | None, tuple]:
+        """The [g, N] dw/db partial rows (then ``tile`` elements of scratch a program) and the launch's tensors."""
+        size = g * (n + tile)
+        dw_part = scratch(torch.empty(size, dtype=acc_dtype, device=dev)) if has_w else None
+        db_part = scratch(torch.empty(size, dtype=acc_dtype, device=dev)) if has_bias else None
         return dw_part, db_part, (*inputs, dx if dw_part is None else dw_part, dx if db_part is None else db_part)
 
     g = 0
@@ -1407,7 +1449,8 @@ def norm_bwd(
             cfg = heuristic(False)
             meta["PAIR_SUMS"] = norm_bwd_pair_sums(cfg)
         g = _max(1, _min(-(-m // cfg.block_m), cfg.programs))
-        dw_part, db_part, tensors = with_partials(g)
+        via_scratch = norm_bwd_sums_via_scratch(cfg, esize)
+        dw_part, db_part, tensors = with_partials(g, cfg.block_m * (cfg.block_n + cfg.block_n2) if via_scratch else 0)
         # Whole rows whose loop prefetches (cp.async): the column mask as a constant where N fills the tile, and
         # LayerNorm's row shift read as a pair where rows are 16-element aligned. Measured on the H200 (NOTES.md,
         # session 17): bf16 LN 2048 78.9 -> 91.8% of copy, 4096 78.5 -> 94.5, 8192 72.8 -> 95.2 (the pair load the
@@ -1422,6 +1465,7 @@ def norm_bwd(
             "HOLD_LOADED": cfg.hold_loaded,
             "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
             "WIDE_ROWS": cfg.chunked or _wide_rows(m, cfg.block_m, sizes[1:], cfg.block_n + cfg.block_n2),
+            "SUMS_VIA_SCRATCH": via_scratch,
         }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
