@@ -13,8 +13,10 @@ opcodes, and how many of them go through the MIO queue (shared memory, its async
 special functions: ``MIO_OPS``). A tile loop's length divided by the elements a thread takes per iteration is its cost
 an element — what sessions 23 and 25 used to see that a loop was issue-bound; the MIO queue is what Nsight Compute
 found the bf16 256-column norm backwards waiting on in session 49 (MIO-throttle and short-scoreboard stalls;
-NOTES.md). No GPU needed. ``--set``: config overrides (``bn_ab.py``'s syntax); ``--keep``: also write each
-kernel's SASS and TTGIR.
+NOTES.md). Session 50 found those waits outside every loop: a cross-warp ``tl.sum`` over a tile's rows after the
+loop, its shared-memory exchange conflicting 32 ways (a warp's stores all to one bank) — read the code after a
+loop's branch too (``--keep``). No GPU needed. ``--set``: config overrides (``bn_ab.py``'s syntax); ``--keep``:
+also write each kernel's SASS and TTGIR.
 """
 
 from __future__ import annotations
