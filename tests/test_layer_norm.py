@@ -402,6 +402,7 @@ def test_equal_pieces(device, is_rms, dtype, m, n, fwd, bwd):
     (torch.float32, 1, 64, C.NormConfig(4, 64, False, 2, 1, 2), True),  # one row of a 4-row tile
     (torch.float64, 9, 64, C.NormConfig(2, 64, False, 2, 1, 3), True),
     (torch.float32, 5, 1024, C.NormConfig(2, 1024, False, 2, 1, 2), False),  # warps along the row: tl.sum
+    (torch.float32, 130, 16, C.NormConfig(128, 16, False, 4, 1, 2), False),  # past NORM_SCRATCH_SUM_MAX_ROWS
 ])
 def test_sums_via_scratch(device, monkeypatch, is_rms, dtype, m, n, cfg, via_scratch):
     """dw and db summed over a tile's rows through the program's scratch where the warps split the rows

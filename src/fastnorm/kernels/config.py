@@ -765,10 +765,16 @@ def norm_bwd_sums_via_scratch(cfg: NormConfig, elem_size: int) -> bool:
     wavefronts, all in that epilogue, about 8000 shared-memory cycles an SM after the loop). Through scratch (H200,
     the suites' harness, GPU time, % of copy): bf16 LN 256 46.0 -> 55.4, 512 66.6 -> 70.7, 128 37.1 -> 38.7; RMS 256
     53.8 -> 60.0, 512 71.5 -> 73.4; fp32 LN 256 56.9 -> 63.9; RMS 128 level once its entry prefetched (NOTES.md)."""
-    if cfg.chunked or cfg.block_m == 1:
+    if cfg.chunked or not 1 < cfg.block_m <= NORM_SCRATCH_SUM_MAX_ROWS:
         return False
     narrowest = min(cfg.block_n, cfg.block_n2 or cfg.block_n)
     return narrowest * elem_size < cfg.num_warps * 512
+
+
+#: The most rows a tile's scratch column sums take (:func:`norm_bwd_sums_via_scratch`): the kernel adds them in an
+#: unrolled loop, and the tiny-N heuristic tiles of up to NORM_BWD_TILE rows took ptxas over ten minutes a
+#: specialization (the sm_90 gate, session 50). The measured entries' tiles have at most 64.
+NORM_SCRATCH_SUM_MAX_ROWS = 64
 
 
 #: Column blocks (programs) aimed at when summing the backward's partial rows, and the narrowest block (16 fp32
