@@ -760,11 +760,12 @@ def norm_bwd_sums_via_scratch(cfg: NormConfig, elem_size: int) -> bool:
     memory (each thread stores its elements, a barrier, each thread adds a column's rows) rather than ``tl.sum``: where
     the warps split the tile's rows, that is where a piece's row is narrower than the warps' 16-byte vectors
     (block_n · elem_size < num_warps · 512 bytes). There Triton 3.6 reduces across warps through shared memory laid out
-    [column][warp]: the lanes' 4 or 8 consecutive columns land on one bank, 32-way conflicts on each store and load of
-    the exchange (sm_90 SASS; Nsight Compute, H200, session 50, (49152, 256) bf16 RMS backward: 1.05 M conflicted
-    wavefronts, all in that epilogue, about 8000 shared-memory cycles an SM after the loop). Through scratch (H200,
-    the suites' harness, GPU time, % of copy): bf16 LN 256 46.0 -> 55.4, 512 66.6 -> 70.7, 128 37.1 -> 38.7; RMS 256
-    53.8 -> 60.0, 512 71.5 -> 73.4; fp32 LN 256 56.9 -> 63.9; RMS 128 level once its entry prefetched (NOTES.md)."""
+    [column][warp]: a lane's 4 or 8 consecutive columns put the lanes' words (columns a lane) × (warps along the
+    rows) apart, so the stores and loads of the exchange conflict up to 32 ways (32 at 32 × 256 bf16 on 16 warps:
+    sm_90 SASS; Nsight Compute, H200, session 50, (49152, 256) bf16 RMS backward: 1.05 M conflicted wavefronts, all
+    in that epilogue, about 8000 shared-memory cycles an SM after the loop). Through scratch (H200, the suites'
+    harness, GPU time, % of copy): bf16 LN 256 46.0 -> 55.4, 512 66.6 -> 70.7, 128 37.1 -> 38.7; RMS 256 53.8 ->
+    60.0, 512 71.5 -> 73.4; fp32 LN 256 56.9 -> 63.9; RMS 128 level once its entry prefetched (NOTES.md)."""
     if cfg.chunked or not 1 < cfg.block_m <= NORM_SCRATCH_SUM_MAX_ROWS:
         return False
     narrowest = min(cfg.block_n, cfg.block_n2 or cfg.block_n)
