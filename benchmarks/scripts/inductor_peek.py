@@ -1,5 +1,5 @@
 """What torch.compile generates where it beats fastnorm: Inductor's Triton source and chosen launch config per case,
-timed beside fastnorm's kernel in the same process.
+timed beside fastnorm's kernel (and, for LayerNorm/RMSNorm where liger-kernel imports, Liger's) in the same process.
 
     PYTHONPATH=src python3 benchmarks/scripts/inductor_peek.py [--out DIR] [CASE ...]
 
@@ -29,6 +29,11 @@ import fastnorm  # noqa: E402
 CASES = {
     "ln_bf16_16384": ("layernorm", torch.bfloat16, (49152, 16384), False),
     "ln_bf16_32768": ("layernorm", torch.bfloat16, (16384, 32768), False),
+    "ln_bf16_256": ("layernorm", torch.bfloat16, (49152, 256), False),
+    "ln_bf16_1024": ("layernorm", torch.bfloat16, (49152, 1024), False),
+    "rms_bf16_128": ("rmsnorm", torch.bfloat16, (49152, 128), False),
+    "rms_bf16_256": ("rmsnorm", torch.bfloat16, (49152, 256), False),
+    "rms_bf16_1024": ("rmsnorm", torch.bfloat16, (49152, 1024), False),
     "ln_fp32_4096": ("layernorm", torch.float32, (49152, 4096), False),
     "ln_fp32_16384": ("layernorm", torch.float32, (49152, 16384), False),
     "rms_fp32_4096": ("rmsnorm", torch.float32, (49152, 4096), False),
@@ -100,12 +105,30 @@ def main() -> None:
             rows.append(peek(name, args.out, copy_bw, seen))
         except Exception as exc:  # one case's failure (a compile error, memory) must not lose the others
             print(f"{name}: failed: {type(exc).__name__}: {exc}")
-    print(f"\n{'case':24s} {'compile':>8s} {'fastnorm':>8s} {'err':>9s}  (% of copy, graph replays)")
-    for name, c, f, err in rows:
-        print(f"{name:24s} {c:8.1f} {f:8.1f} {err:9.2e}")
+    print(f"\n{'case':24s} {'compile':>8s} {'fastnorm':>8s} {'liger':>8s} {'err':>9s}  (% of copy, graph replays)")
+    for name, c, f, lig, err in rows:
+        lig = "-" if lig is None else f"{lig:.1f}"
+        print(f"{name:24s} {c:8.1f} {f:8.1f} {lig:>8s} {err:9.2e}")
 
 
-def peek(name: str, out: str, copy_bw: float, seen: set) -> tuple[str, float, float, float]:
+def liger_fn(op: str):
+    """Liger's function for a LayerNorm/RMSNorm case, called as the case's torch function is (None where
+    liger-kernel does not import, or for BatchNorm); RMSNorm in its "llama" casting mode, as the suites run it."""
+    try:
+        if op == "layernorm":
+            from liger_kernel.ops.layer_norm import LigerLayerNormFunction
+
+            return lambda x, w, b: LigerLayerNormFunction.apply(x, w, b, 1e-5)
+        if op == "rmsnorm":
+            from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+
+            return lambda x, w: LigerRMSNormFunction.apply(x, w, 1e-6, 0.0, "llama", False)
+    except ImportError:
+        pass
+    return None
+
+
+def peek(name: str, out: str, copy_bw: float, seen: set) -> tuple[str, float, float, float | None, float]:
     from torch._inductor.utils import run_and_get_code
 
     op, dtype, shape, cl = CASES[name]
@@ -122,9 +145,11 @@ def peek(name: str, out: str, copy_bw: float, seen: set) -> tuple[str, float, fl
     for line in autotuned_configs(seen):
         print(line)
     t = {}
-    for label, fn in (("compile", compiled), ("fastnorm", ours)):
-        t[label] = tb.bench(tb.graphed(lambda fn=fn, inputs=inputs: fn(*inputs)))
-    return (name, *(100 * nbytes / t[k] / copy_bw for k in ("compile", "fastnorm")), err)
+    for label, fn in (("compile", compiled), ("fastnorm", ours), ("liger", liger_fn(op))):
+        if fn is not None:
+            t[label] = tb.bench(tb.graphed(lambda fn=fn, inputs=inputs: fn(*inputs)))
+    pct = {k: 100 * nbytes / v / copy_bw for k, v in t.items()}
+    return name, pct["compile"], pct["fastnorm"], pct.get("liger"), err
 
 
 if __name__ == "__main__":
