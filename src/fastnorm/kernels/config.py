@@ -141,9 +141,10 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                    / 44.2 (GPU time)
     ("bwd", False, 128): (64, 64, False, 16, 1, 1, {"block_n2": 64}),  # H200 (session 50, rows as two equal pieces,
     #                    the suites' harness, GPU time, two rounds): 34.9 / 35.1 -> 37.0 / 36.8% of copy
-    ("fwd", False, 256): (8, 128, False, 2, 1, 0, {"block_n2": 128}),  # H200 (session 50, two equal pieces, the
-    #                    suites' harness, GPU time): 61.7 / 61.9 -> 62.7 / 62.3% of copy; 16 × (128 + 128) w4 61.5 /
-    #                    61.0
+    ("fwd", False, 256): (4, 128, False, 1, 1, 0, {"block_n2": 128}),  # H200 (session 51, Inductor's tile: 4 rows,
+    #                    1 warp; the suites' harness, GPU time, two rounds): 8 × (128 + 128) w2 62.4 / 62.0 -> 63.5 /
+    #                    62.7% of copy; 4 × 256 w1 62.3 / 62.5. Session 50, two equal pieces: 8 × 256 w2 61.7 / 61.9
+    #                    -> 8 × (128 + 128) w2 62.7 / 62.3; 16 × (128 + 128) w4 61.5 / 61.0
     ("bwd", False, 256): (32, 256, False, 16, 3, 1),  # H200 (session 43, 16 × 256 w8, 2/SM, 1 stage -> this, the
     #                    next tiles prefetched): 43 -> 46% of copy in GPU time (two runs of the suites' harness);
     #                    session 7: 44.8 / 36.0% (timed; was 32×256 w16 1/SM, 1 stage: 39.7 / 29.3). Both this and
@@ -155,7 +156,10 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", False, 768): (2, 512, False, 1, 1, 0, {"least_n2": 256}),  # 512 + 256: 81.0%, N = 700: 65.5 (session 9;
     #                    1024 tiles 77.6, 45.7); H200 (session 41, + 32 / 128 -> + 256): 544 58.8 -> 74.2, 640 77.3 ->
     #                    78.3
-    ("fwd", False, 1024): (4, 1024, False, 4, 1, 0),  # 85.2% of copy
+    ("fwd", False, 1024): (2, 1024, False, 2, 1, 0),  # H200 (session 51, the suites' harness, GPU time, four
+    #                     rounds in two calls): 4 × 1024 w4 85.2 / 85.5 / 86.0 / 85.7 -> 86.1 / 86.1 / 86.2 / 86.1% of
+    #                     copy; Inductor's 1 × 1024 w1 85.8 / 85.4, 1 × w4 76.7, 8 × w8 73.9, 4 × w4 persistent (2
+    #                     stages, 4 an SM) 60.9
     ("bwd", False, 1024): (2, 1024, False, 4, 3, 4),  # 84.7% (session 17, the shift read as a pair; 1 stage: 73.1)
     ("fwd", False, 1536): (2, 1024, False, 2, 1, 0, {"least_n2": 512}),  # 1024 + 512: 90.3% (session 9; 2048 tiles:
     #                     83.9); the piece of 512 also below 1536 (H200, session 41, a piece of next_pow2(N - 1024) ->
@@ -215,14 +219,17 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", True, 128): (8, 128, False, 2, 1, 0),  # H200 (session 47, 32 rows × w4 -> this; the suites' harness, GPU
     #                   time, two rounds): 48 / 48 -> 50 / 50% of copy (Liger 52-54), the full suite 47.4 -> 48.0;
     #                   16 × w4 49-50, 8 × w4 47-48, 4 × w1 44, 2 × w4 27. Kernels-only figures here scatter (the
-    #                   flush's write-back): 21.6 -> 24.6. Session 50, 8 × (64 + 64): 49.8 / 49.8 -> 49.4 / 49.4
+    #                   flush's write-back): 21.6 -> 24.6. Session 50, 8 × (64 + 64): 49.8 / 49.8 -> 49.4 / 49.4.
+    #                   Session 51: Inductor's tile is this one; 2 stages 16 an SM 50.7 / 49.7 -> 49.4 / 49.0
     ("bwd", True, 128): (64, 128, False, 16, 3, 1),  # H200 (session 50, the suites' harness, GPU time, two rounds):
     #                   with the scratch column sums (norm_bwd_sums_via_scratch) 1 stage lost, 43.9 / 43.5 -> 40.2 /
     #                   40.2% of copy; 3 stages 43.8 / 44.2; 32 rows 41.5 / 41.7 (3 stages: 43.8 / 43.8). As 64 × (64
     #                   + 64), before: 43.4 / 43.3 -> 42.9 / 43.3
     ("fwd", True, 256): (16, 128, False, 4, 1, 0, {"block_n2": 128}),  # H200 (session 50, two equal pieces, the
     #                   suites' harness, GPU time): 8 × 256 w2 64.9 / 65.3 -> 66.3 / 66.8% of copy; 8 × (128 + 128) w2
-    #                   65.4 / 65.7 (session 47: 8 × 256 w2 65, 8 × w4 65, 16 × w8 64; Liger 66-67)
+    #                   65.4 / 65.7 (session 47: 8 × 256 w2 65, 8 × w4 65, 16 × w8 64; Liger 66-67). Session 51
+    #                   (entry 66.6 / 65.5 and 66.4 / 66.3): Inductor's 4 × 256 w1 64.7 / 64.0, 4 × (128 + 128) w1
+    #                   64.8 / 65.6, Liger's 16 × 256 w4 65.0 / 64.5, 2 stages 8 an SM 63.3 / 62.7
     ("bwd", True, 256): (32, 256, False, 16, 3, 1),  # 51.7 / 45.6% in two runs (session 7; was 1 stage: 46.1 / 44.9);
     #                   session 50, as two equal pieces: 55.0 / 55.1 -> 54.6 / 54.9 (32 rows), 54.7 / 54.5 (16, 2/SM)
     ("fwd", True, 512): (4, 512, False, 2, 1, 0),  # 77.9% of copy
@@ -230,7 +237,9 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     ("fwd", True, 768): (2, 512, False, 1, 1, 0, {"least_n2": 256}),  # 512 + 256: 85.1%, N = 700: 72.1 (session 9;
     #                   1024 tiles: 84.5, 64.7); H200 (session 41, + 32 / 128 -> + 256): 544 75.1 -> 78.0, 640 79.5 ->
     #                   79.8
-    ("fwd", True, 1024): (2, 1024, False, 2, 1, 0),  # 88.9% of copy
+    ("fwd", True, 1024): (2, 1024, False, 2, 1, 0),  # 88.9% of copy; H200 (session 51, the suites' harness, GPU
+    #                    time; entry 87.5 / 87.4 and 87.7 / 87.5): Inductor's 1 × 1024 w1 86.8 / 87.3, w2 86.8 / 86.7,
+    #                    Liger's 1 × w4 85.7 / 85.6, 4 × w4 86.2 / 86.2, 2 stages 8 an SM 81.7 / 81.7
     ("bwd", True, 1024): (2, 1024, False, 4, 3, 4),  # 74.5% of copy
     ("fwd", True, 2048): (1, 2048, False, 4, 1, 0),  # 93.5% of copy
     ("bwd", True, 1536): (1, 1024, False, 2, 3, 4, {"least_n2": 256}),  # 1024 + 512: 87.5% (session 9; 2048 tiles:
