@@ -158,8 +158,8 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                    78.3
     ("fwd", False, 1024): (2, 1024, False, 2, 1, 0),  # H200 (session 51, the suites' harness, GPU time, four
     #                     rounds in two calls): 4 × 1024 w4 85.2 / 85.5 / 86.0 / 85.7 -> 86.1 / 86.1 / 86.2 / 86.1% of
-    #                     copy; Inductor's 1 × 1024 w1 85.8 / 85.4, 1 × w4 76.7, 8 × w8 73.9, 4 × w4 persistent (2
-    #                     stages, 4 an SM) 60.9
+    #                     copy; Inductor's 1 × 1024 w1 85.8 / 85.4, 1 × w4 76.6 / 76.8, 8 × w8 73.8 / 74.0, 4 × w4
+    #                     persistent (2 stages, 4 an SM) 60.9 / 60.9
     ("bwd", False, 1024): (2, 1024, False, 4, 3, 4),  # 84.7% (session 17, the shift read as a pair; 1 stage: 73.1)
     ("fwd", False, 1536): (2, 1024, False, 2, 1, 0, {"least_n2": 512}),  # 1024 + 512: 90.3% (session 9; 2048 tiles:
     #                     83.9); the piece of 512 also below 1536 (H200, session 41, a piece of next_pow2(N - 1024) ->
