@@ -1,5 +1,11 @@
-"""Summarize the suites' harness runs of a call: OUT/<suite>_<tree>_<round>/<suite>.json -> GPU-time % of copy of
-fastnorm per (suite, direction, N), one column per tree, rounds joined by '/'."""
+"""Summarize the suites' harness runs of a device A/B call: OUT/<suite>_<tree>_<round>/<suite>_<N>.json (one
+``fastnorm.bench`` run a directory; tree and round without underscores) -> GPU-time % of copy of fastnorm per (suite,
+direction, N), one column per tree, rounds joined by '/'.
+
+    python benchmarks/scripts/harness_table.py OUT
+
+The call scripts under ``results/session4x-5x`` copied it into ``ab/`` (it sat in ``results/session48/`` until
+session 51) and ran it there."""
 import json
 import sys
 from collections import defaultdict
