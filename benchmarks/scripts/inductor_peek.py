@@ -111,21 +111,18 @@ def main() -> None:
         print(f"{name:24s} {c:8.1f} {f:8.1f} {lig:>8s} {err:9.2e}")
 
 
-def liger_fn(op: str):
-    """Liger's function for a LayerNorm/RMSNorm case, called as the case's torch function is (None where
-    liger-kernel does not import, or for BatchNorm); RMSNorm in its "llama" casting mode, as the suites run it."""
-    try:
-        if op == "layernorm":
-            from liger_kernel.ops.layer_norm import LigerLayerNormFunction
+def liger_fn(op: str, n: int):
+    """Liger's function for a LayerNorm/RMSNorm case as the suites build it (``fastnorm.bench.norms.Liger``), called
+    as the case's torch function is (None where liger-kernel does not import, or for BatchNorm)."""
+    from fastnorm.bench import norms
 
-            return lambda x, w, b: LigerLayerNormFunction.apply(x, w, b, 1e-5)
-        if op == "rmsnorm":
-            from liger_kernel.ops.rms_norm import LigerRMSNormFunction
-
-            return lambda x, w: LigerRMSNormFunction.apply(x, w, 1e-6, 0.0, "llama", False)
-    except ImportError:
-        pass
-    return None
+    liger = norms.Liger()
+    if op == "batchnorm" or liger.available(op) is not None:
+        return None
+    fn = liger.build(op, n, 1e-5 if op == "layernorm" else 1e-6, residual=False)
+    if op == "layernorm":
+        return lambda x, w, b: fn(x, w, b, None)[0]
+    return lambda x, w: fn(x, w, None, None)[0]
 
 
 def peek(name: str, out: str, copy_bw: float, seen: set) -> tuple[str, float, float, float | None, float]:
@@ -145,7 +142,7 @@ def peek(name: str, out: str, copy_bw: float, seen: set) -> tuple[str, float, fl
     for line in autotuned_configs(seen):
         print(line)
     t = {}
-    for label, fn in (("compile", compiled), ("fastnorm", ours), ("liger", liger_fn(op))):
+    for label, fn in (("compile", compiled), ("fastnorm", ours), ("liger", liger_fn(op, shape[-1]))):
         if fn is not None:
             t[label] = tb.bench(tb.graphed(lambda fn=fn, inputs=inputs: fn(*inputs)))
     pct = {k: 100 * nbytes / v / copy_bw for k, v in t.items()}
