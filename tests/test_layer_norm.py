@@ -263,7 +263,7 @@ def test_looped_forward_hints(monkeypatch):
     x is 16-byte aligned and has no residual; params_l2_only loads the weight and bias ``.cg`` without theirs;
     evict, x_l2_only, params_l2_only and unroll are refused outside the forward's chunked rows."""
     seen = []
-    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(meta))
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest, **kw: seen.append(meta))
     cfg = C.NormConfig(1, 64, True, 2, evict=True, unroll=2)
     x = torch.randn(3, 100)
     K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg)
@@ -310,8 +310,8 @@ def test_widen_at_launch(monkeypatch):
     """The launchers pass WIDEN as the rule says for the tensors given: an aligned bf16 row, not a view 2 bytes in,
     not float32, not when traced (torch.compile: the addresses are not known then)."""
     seen = []
-    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(meta["WIDEN"]))
-    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest: seen.append(meta["WIDEN"]))
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest, **kw: seen.append(meta["WIDEN"]))
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest, **kw: seen.append(meta["WIDEN"]))
     cfg = C.NormConfig(1, 1024, False, 4)
     base = torch.randn(3, 1024 + 8, dtype=torch.bfloat16)
     for x in (base[:, :1024], base[:, 1:1025], base[:, :1024].float()):
@@ -449,9 +449,9 @@ def test_row_alignment_reaches_the_kernels(monkeypatch):
     (ROW_ALIGN, multiplied back in the kernel): N = 9000 (16-bit rows 16-byte aligned) by 8, 1025 by 1, 4096 by 16, a
     residual's stride of 9004 takes the forward to 4; symbolic sizes by 1."""
     seen = []
-    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest: seen.append(
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest, **kw: seen.append(
         ("fwd", meta["ROW_ALIGN"], args[9], args[11:15])))  # N, then x's, the residual's, y's, residual_out's strides
-    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest: seen.append(
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest, **kw: seen.append(
         ("bwd", meta["ROW_ALIGN"], args[11], args[13:18])))  # N, then dy's, x's, dres_out's, dx's, dres's
     monkeypatch.setattr(K, "_sum_partials", lambda *a: None)
     for n in (9000, 1025, 4096):
@@ -475,7 +475,7 @@ def test_prefetched_backward_flags(monkeypatch):
     """EVEN_N and K_PAIR are taken by whole rows whose loop prefetches (num_stages > 1), K_PAIR by LayerNorm rows
     of N >= 2 that are 16-element aligned."""
     seen = []
-    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest: seen.append((meta["EVEN_N"], meta["K_PAIR"])))
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest, **kw: seen.append((meta["EVEN_N"], meta["K_PAIR"])))
     monkeypatch.setattr(K, "_sum_partials", lambda *a: None)
     for n, is_rms, stages, width in ((64, False, 3, 64), (64, True, 3, 64), (64, False, 1, 64), (48, False, 3, 64),
                                      (40, False, 3, 64)):
@@ -539,6 +539,72 @@ def test_hold_loaded(device, dtype, is_rms, m, n, cfg):
     x64 = x.double()
     with pytest.raises(ValueError, match="not float64"):
         K.norm_fwd(x64, None, None, None, 1e-5, 0.0, is_rms, None, True, config=cfg)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+@pytest.mark.parametrize(("n", "cfg"), [
+    (100, C.NormConfig(2, 128, False, 2, one_round=True)),  # one padded piece, two rows a tile
+    (256, C.NormConfig(2, 128, False, 1, block_n2=128, one_round=True)),  # two equal pieces
+    (300, C.NormConfig(1, 256, False, 2, block_n2=64, one_round=True)),  # unequal pieces, the second masked
+    (256, C.NormConfig(2, 256, False, 2, hold_loaded=True, one_round=True)),  # x held as loaded
+    (300, C.NormConfig(1, 256, False, 2, block_n2=64, hold_loaded=True, one_round=True)),  # held, two pieces
+])
+def test_one_round_statistics(device, dtype, n, cfg):
+    """LayerNorm's forward with the row statistics in one pair reduction (``one_round``: var = E[d²] - E[d]² of the
+    shifted row d) against the reference and the two-round kernel: a row whose first element (the shift) lies far
+    outside a tight cluster takes the second round, so its rstd is the two-round one; an offset row; a constant row
+    gives y = b exactly; a NaN stays in its row. Refused for chunked rows and the backward."""
+    m = 6
+    x = _rand((m, n), torch.float64, device, n, scale=2.0, offset=3.0)
+    x[1] = _rand((n,), torch.float64, device, n + 6, scale=0.01)
+    x[1, 0] = 64.0  # the shift 64 from a mean near 0.2, the rest within ±0.05: E[d]² ≫ var
+    x[2] += 300.0 if dtype == torch.float32 else 30.0
+    x[3] = 7.25
+    x[5, n // 2] = float("nan")
+    x = x.to(dtype)
+    w = _rand((n,), dtype, device, n + 1)
+    b = _rand((n,), dtype, device, n + 2)
+    plain = cfg._replace(one_round=False)
+    (y0, _, mean0, rstd0), (y1, _, mean1, rstd1) = (
+        K.norm_fwd(x, w, b, None, 1e-5, 0.0, False, None, True, config=c) for c in (plain, cfg))
+    ry, _, rstd = R.layer_norm_forward(to_np64(x[:5]), to_np64(w), to_np64(b), 1e-5, 1)
+    assert_close("y", y1[:5], ry, dtype)
+    assert_close("y", y1[:5], to_np64(y0[:5]), dtype)
+    # The one-round rstd: a few ulp of E[d²] (the interpreter adds a pair reduction's terms in one chain: larger).
+    np.testing.assert_allclose(to_np64(rstd1[:5]), rstd, rtol=2e-5)
+    np.testing.assert_allclose(to_np64(mean1[:5]), to_np64(mean0[:5]), rtol=1e-6, atol=1e-6)  # Σd / N either way
+    np.testing.assert_allclose(to_np64(rstd1[1]), rstd[1], rtol=1e-6)  # the outlier row: the second round's rstd
+    assert torch.equal(y1[3], b)
+    assert torch.isnan(y1[5]).all() and torch.isnan(rstd1[5])
+    for bad in (C.NormConfig(1, 64, True, 2, one_round=True),):
+        with pytest.raises(ValueError, match="one_round"):
+            K.norm_fwd(x, w, b, None, 1e-5, 0.0, False, None, True, config=bad)
+    rstd = torch.ones(m)
+    with pytest.raises(ValueError, match="one_round"):
+        K.norm_bwd(x, x, None, False, mean0, rstd, None, x.dtype, None, 1e-5, 0.0, False,
+                   config=C.NormConfig(1, 512, False, 2, programs=1, one_round=True))
+
+
+def test_forward_register_cap(monkeypatch, device):
+    """``maxnreg`` reaches the forward's launch (0: no cap), the capped kernel gives the uncapped one's y, and a cap
+    below 24 registers, or on the backward, is refused."""
+    x = _rand((3, 200), torch.bfloat16, device, 7)
+    w = _rand((200,), torch.bfloat16, device, 8)
+    cfg = C.NormConfig(1, 256, False, 2, maxnreg=64)
+    y0 = K.norm_fwd(x, w, None, None, 1e-5, 0.0, False, None, False, config=cfg._replace(maxnreg=0))[0]
+    y1 = K.norm_fwd(x, w, None, None, 1e-5, 0.0, False, None, False, config=cfg)[0]
+    assert torch.equal(y0, y1)
+    with pytest.raises(ValueError, match="maxnreg"):
+        K.norm_fwd(x, w, None, None, 1e-5, 0.0, False, None, False, config=cfg._replace(maxnreg=16))
+    with pytest.raises(ValueError, match="maxnreg"):
+        K.norm_bwd(x, x, None, False, None, torch.ones(3), None, x.dtype, None, 1e-5, 0.0, True,
+                   config=C.NormConfig(1, 256, False, 2, programs=1, maxnreg=64))
+    seen = []
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, stages, traceable, maxnreg=None: seen.append(
+        (traceable, maxnreg)))
+    K.norm_fwd(x, w, None, None, 1e-5, 0.0, False, None, False, config=cfg)
+    K.norm_fwd(x, w, None, None, 1e-5, 0.0, False, None, False, config=cfg._replace(maxnreg=0))
+    assert seen == [(False, 64), (False, None)]
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])
@@ -1673,7 +1739,7 @@ def test_least_second_piece_at_launch(monkeypatch):
     next_pow2(N - block_n), with a fused residual's gradient too; aligned rows take the entry's least piece."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     seen = []
-    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest: seen.append(meta["BLOCK_N2"]))
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest, **kw: seen.append(meta["BLOCK_N2"]))
     for n in (4097, 4352):  # LayerNorm's 6144 key: 4096 + next_pow2(N - 4096), at least 1024 on aligned rows
         dy, x = torch.randn(2, n, dtype=torch.bfloat16), torch.randn(2, n, dtype=torch.bfloat16)
         for dres_out in (None, torch.randn(2, n, dtype=torch.bfloat16)):
@@ -1869,7 +1935,7 @@ def test_scalar_rows_take_their_config(device, is_rms, n, monkeypatch):
     bwd_rows = C._row_range(C.NORM_BWD_SCALAR_ROWS[is_rms], n)
     seen, split = [], []
     launch, launch_split = K._fwd, K._launch_split
-    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, *rest: (
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, *rest, **kw: (
         seen.append((meta["BLOCK_N"], meta["UNROLL"], warps)), launch(grid, args, meta, warps, *rest))[1])
 
     def spy(kernel, cfg, *rest):

@@ -81,6 +81,11 @@ class NormConfig(NamedTuple):
     #                               the second pass, with or without a residual. Alone it gained nothing (LN 32768,
     #                               two programs an SM: 84.6 -> 83.6); with one program an SM holding a 128 KB row, LN
     #                               65536 77.2 -> 83.6 (H200, session 38)
+    one_round: bool = False  # LayerNorm forward, whole rows: Σd and Σd² of the shifted row in one pair reduction, var
+    #                          = E[d²] - E[d]², instead of Σd and then Σ(d - μ)² (two reductions in series); a tile
+    #                          with a row whose shift lies far from its mean is centred again (_ONE_ROUND_CANCEL)
+    maxnreg: int = 0  # forward: a cap on the registers a thread (ptxas spills past it), so that more programs share
+    #                   an SM; 0: none. Traced launches (torch.compile) go without it
 
 
 class NormPartialSumConfig(NamedTuple):

@@ -67,6 +67,11 @@ from .config import (
 
 # ----------------------------------------------------------------------------- kernels
 
+#: The one-round statistics (``NormConfig.one_round``) take a second round for a tile with a row whose shifted mean
+#: μ = E[d] has μ² > this · var, its shift more than 2 standard deviations from the mean: E[d²] = var + μ², so the
+#: one-round form's rounding error, a few ulp of E[d²], stays within 5 times a two-round variance's.
+_ONE_ROUND_CANCEL = tl.constexpr(4.0)
+
 #: Kernels compiled for a GPU (not run by the interpreter, which has no inline assembly).
 _COMPILED = tl.constexpr(not INTERPRETER)
 
@@ -149,17 +154,82 @@ def _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES: tl.constexpr,
 
 
 @triton.jit
+def _add_pairs(a1, a2, b1, b2):
+    return a1 + b1, a2 + b2
+
+
+@triton.jit
+def _row_total(a, a2, TWO: tl.constexpr, EQUAL_PIECES: tl.constexpr):
+    """Σ over the rows of a tile held as one piece ``a`` or two (``a``, ``a2``; None for one)."""
+    if EQUAL_PIECES:  # two pieces of one width (and layout): one reduction
+        t = tl.sum(a + a2, axis=1)
+    else:
+        t = tl.sum(a, axis=1)
+        if TWO:
+            t += tl.sum(a2, axis=1)
+    return t
+
+
+@triton.jit
+def _row_pair_total(a, b, a2, b2, TWO: tl.constexpr, EQUAL_PIECES: tl.constexpr):
+    """(Σa, Σb) over the rows of a tile (:func:`_row_total`) in one pair reduction: one exchange across warps."""
+    if EQUAL_PIECES:
+        ta, tb = tl.reduce((a + a2, b + b2), 1, _add_pairs)
+    else:
+        ta, tb = tl.reduce((a, b), 1, _add_pairs)
+        if TWO:
+            ua, ub = tl.reduce((a2, b2), 1, _add_pairs)
+            ta += ua
+            tb += ub
+    return ta, tb
+
+
+@triton.jit
+def _row_sq(xc, xc2, TWO: tl.constexpr, EQUAL_PIECES: tl.constexpr):
+    """Σ xc² (each square rounded on its own) over the rows of a tile of one piece or two (:func:`_row_total`); a
+    second piece's squares formed after the first piece's sum, as the kernels were measured."""
+    if EQUAL_PIECES:
+        sq = tl.sum(rounded_prod(xc, xc) + rounded_prod(xc2, xc2), axis=1)
+    else:
+        sq = tl.sum(rounded_prod(xc, xc), axis=1)
+        if TWO:
+            sq += tl.sum(rounded_prod(xc2, xc2), axis=1)
+    return sq
+
+
+@triton.jit
+def _centered(d, mean, mask, MASKED: tl.constexpr):
+    """d - μ per row; 0 where ``mask`` is off when MASKED (padding kept out of the sums)."""
+    xc = d - mean[:, None]
+    if MASKED:
+        xc = tl.where(mask, xc, 0.0)
+    return xc
+
+
+@triton.jit
+def _centered_sq(d, d2, mean, mask, mask2, PAD: tl.constexpr, EVEN_N: tl.constexpr, TWO: tl.constexpr,
+                 EQUAL_PIECES: tl.constexpr):
+    """Σ(d - μ)² over the rows of a tile of one piece or two (``d2``; None for one), padding left out."""
+    xc2 = None
+    if TWO:
+        xc2 = _centered(d2, mean, mask2, not EVEN_N)
+    xc = _centered(d, mean, mask, PAD)
+    return _row_sq(xc, xc2, TWO, EQUAL_PIECES)
+
+
+@triton.jit
 def _fwd_tile(
     blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro, eps, weight_offset,
     w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr,
     ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
-    HOLD_LOADED: tl.constexpr, zero, WIDEN: tl.constexpr,
+    HOLD_LOADED: tl.constexpr, zero, WIDEN: tl.constexpr, ONE_ROUND: tl.constexpr,
 ):
     """One tile of BLOCK_M whole rows in registers: statistics, y, and the saved mean/rstd. With BLOCK_N2 > 0 a
     row is held as two pieces, columns [0, BLOCK_N) (all < N) and BLOCK_N + [0, BLOCK_N2), instead of one tile
     padded to a power of two (N = 5120 as 4096 + 1024: no registers spent on padding). HOLD_LOADED (no residual):
-    x held as loaded across the reductions and formed again after each (:func:`_unmerged`), not in fp32."""
+    x held as loaded across the reductions and formed again after each (:func:`_unmerged`), not in fp32. ONE_ROUND
+    (LayerNorm): the row statistics in one reduction where that loses nothing (``NormConfig.one_round``)."""
     TWO: tl.constexpr = BLOCK_N2 > 0
     EQUAL_PIECES: tl.constexpr = BLOCK_N2 == BLOCK_N  # two pieces of one width: each row sum in one reduction
     cols = tl.arange(0, BLOCK_N)
@@ -172,6 +242,7 @@ def _fwd_tile(
     rro = row_ix * stride_ro
     mask = row_mask[:, None] & col_mask[None, :]
     s, x_l = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES, HOLD_LOADED, ACC, WIDEN)
+    mask2 = None
     if TWO:
         cols2 = BLOCK_N + tl.arange(0, BLOCK_N2)
         col_mask2 = cols2 < N
@@ -195,35 +266,46 @@ def _fwd_tile(
         d = s - k[:, None]
         if PAD:
             d = tl.where(mask, d, 0.0)
+        d2 = None
         if TWO:
             d2 = s2 - k[:, None]
             if not EVEN_N:
                 d2 = tl.where(mask2, d2, 0.0)
-        if EQUAL_PIECES:
-            total = tl.sum(d + d2, axis=1)
+        if ONE_ROUND:
+            # Σd and Σd² in one pair reduction: var = E[d²] - E[d]².
+            dsq2 = None
+            if TWO:
+                dsq2 = rounded_prod(d2, d2)
+            total, sq = _row_pair_total(d, rounded_prod(d, d), d2, dsq2, TWO, EQUAL_PIECES)
+            mean = total / N
+            var = tl.maximum(sq / N - mean * mean, 0.0)
+            # A second round, Σ(d - μ)², for the tile's rows where one's shift lies far from its mean
+            # (μ² > CANCEL · var): there E[d²] - E[d]² cancels past the rounding a two-round variance keeps.
+            if tl.max((mean * mean > _ONE_ROUND_CANCEL * var).to(tl.int32), axis=0) > 0:
+                if HOLD_LOADED:
+                    dd = _unmerged(x_l, zero).to(ACC) - k[:, None]
+                    dd2 = None
+                    if TWO:
+                        dd2 = _unmerged(x_l2, zero).to(ACC) - k[:, None]
+                else:
+                    dd = d
+                    dd2 = d2
+                var = _centered_sq(dd, dd2, mean, mask, mask2, PAD, EVEN_N, TWO, EQUAL_PIECES) / N
+            if not HOLD_LOADED:
+                xc = d - mean[:, None]
+                if TWO:
+                    xc2 = d2 - mean[:, None]
         else:
-            total = tl.sum(d, axis=1)
+            mean = _row_total(d, d2, TWO, EQUAL_PIECES) / N
+            if HOLD_LOADED:
+                d = _unmerged(x_l, zero).to(ACC) - k[:, None]
+                if TWO:
+                    d2 = _unmerged(x_l2, zero).to(ACC) - k[:, None]
+            xc = _centered(d, mean, mask, PAD)
+            xc2 = None
             if TWO:
-                total += tl.sum(d2, axis=1)
-        mean = total / N
-        if HOLD_LOADED:
-            d = _unmerged(x_l, zero).to(ACC) - k[:, None]
-            if TWO:
-                d2 = _unmerged(x_l2, zero).to(ACC) - k[:, None]
-        xc = d - mean[:, None]
-        if PAD:
-            xc = tl.where(mask, xc, 0.0)
-        if TWO:
-            xc2 = d2 - mean[:, None]
-            if not EVEN_N:
-                xc2 = tl.where(mask2, xc2, 0.0)
-        if EQUAL_PIECES:
-            sq = tl.sum(rounded_prod(xc, xc) + rounded_prod(xc2, xc2), axis=1)
-        else:
-            sq = tl.sum(rounded_prod(xc, xc), axis=1)
-            if TWO:
-                sq += tl.sum(rounded_prod(xc2, xc2), axis=1)
-        var = sq / N
+                xc2 = _centered(d2, mean, mask2, not EVEN_N)
+            var = _row_sq(xc, xc2, TWO, EQUAL_PIECES) / N
     rstd = _rsqrt(var + eps, IS_F64)
     if HOLD_LOADED:
         xc = _unmerged(x_l, zero, 1).to(ACC)
@@ -268,7 +350,7 @@ def _norm_fwd_kernel(
     PERSISTENT: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     BLOCK_N2: tl.constexpr, NUM_STAGES: tl.constexpr, UNROLL: tl.constexpr, KEEP_POLICY: tl.constexpr,
     RELEASE_POLICY: tl.constexpr, HOLD_LOADED: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr,
-    X_CACHE: tl.constexpr, X_KEEP_POLICY: tl.constexpr, P_CACHE: tl.constexpr,
+    X_CACHE: tl.constexpr, X_KEEP_POLICY: tl.constexpr, P_CACHE: tl.constexpr, ONE_ROUND: tl.constexpr,
 ):
     """The forward of BLOCK_M-row tiles (:func:`_fwd_tile`) or of chunked rows. N and the row strides arrive divided
     by ROW_ALIGN (:func:`_row_align`)."""
@@ -299,11 +381,11 @@ def _norm_fwd_kernel(
             for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
                 _fwd_tile(blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                           eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN)
+                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN, ONE_ROUND)
         else:
             _fwd_tile(pid, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                       eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN)
+                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN, ONE_ROUND)
     else:
         # Where the chunks tile N exactly, LayerNorm's loops drop the column compare (H200, session 17: bf16 LN 32768
         # 77.7 -> 82.1% of copy, 65536 63.4 -> 66.9). RMSNorm's keep it: its measured entries lost 4-9 points without
@@ -451,11 +533,6 @@ def _bwd_chunk(X, DY, W, rx, rdy, ccols, row_mask, zrow, k, mean_r, rstd, weight
     else:
         g = dy
     return col_mask, mask, dy, xhat, g
-
-
-@triton.jit
-def _add_pairs(a1, a2, b1, b2):
-    return a1 + b1, a2 + b2
 
 
 @triton.jit
@@ -1177,6 +1254,10 @@ def _check_pieces(cfg: NormConfig, n: int, fp64: bool, backward: bool) -> None:
                          "chunked rows only")
     if cfg.hold_loaded and (cfg.chunked or cfg.split or fp64):
         raise ValueError(f"config {cfg}: hold_loaded applies to whole rows only, not float64")
+    if cfg.one_round and (cfg.chunked or backward):
+        raise ValueError(f"config {cfg}: one_round applies to the forward's whole rows only")
+    if cfg.maxnreg and (backward or cfg.maxnreg < 24):
+        raise ValueError(f"config {cfg}: maxnreg caps the forward's registers, at 24 or more (0: no cap)")
     if not (cfg.chunked or cfg.split or cfg.block_n2) and cfg.block_n < n:  # the columns past block_n went unread
         raise ValueError(f"config {cfg} holds whole rows of at most {cfg.block_n} columns, not {n}: give it a second "
                          "piece (block_n2), chunks or split rows")
@@ -1353,7 +1434,8 @@ def norm_fwd(
         "RELEASE_POLICY": "evict_first" if evict and not l2_only else "",  # x in pass 2
         "X_CACHE": ".cg" if l2_only else "",  # x's loads in both passes (ptxas takes no L1 hint with it)
         "P_CACHE": ".cg" if cfg.params_l2_only else "",  # the weight's and bias's loads in pass 2
-    }, cfg.num_warps, cfg.num_stages, traceable)
+        "ONE_ROUND": cfg.one_round and not is_rms,
+    }, cfg.num_warps, cfg.num_stages, traceable, maxnreg=cfg.maxnreg or None)
     return y, res_out, mean, rstd
 
 
