@@ -362,11 +362,14 @@ def test_two_piece_rows(device, is_rms, m, n, cfg):
      C.NormConfig(4, 128, False, 2, 1, 3, True, block_n2=128)),  # the weight re-read per row block
     (torch.float32, 11, 128, C.NormConfig(4, 64, False, 2, block_n2=64), C.NormConfig(4, 64, False, 2, 3, 2,
                                                                                         block_n2=64)),
+    # pieces wider than NORM_JOINT_PIECES_MAX: a reduction a piece; the second masked past N
+    (torch.bfloat16, 3, 3001, C.NormConfig(1, 2048, False, 4, block_n2=2048),
+     C.NormConfig(1, 2048, False, 4, 3, 2, block_n2=2048)),
 ])
 def test_equal_pieces(device, is_rms, dtype, m, n, fwd, bwd):
-    """Rows held as two pieces of one width, whose row sums are one reduction of the pieces' element-wise sums
-    (``_equal_pieces_row_sums``; the forward's mean and variance alike): forward and backward against the reference,
-    and within rounding of the same rows as one padded piece."""
+    """Rows held as two pieces of one width, whose row sums are one reduction of the pieces' element-wise sums where
+    the pieces are narrow (``norm_joint_pieces``; the forward's mean and variance alike), else one a piece: forward
+    and backward against the reference, and within rounding of the same rows as one padded piece."""
     seed = n + m
     x = _rand((m, n), dtype, device, seed, scale=2.0, offset=0.5)
     x[1] = 3.25  # a constant row: exact zeros (LN)
@@ -392,6 +395,26 @@ def test_equal_pieces(device, is_rms, dtype, m, n, fwd, bwd):
         assert_close("dbias", db, rdb, dtype, param_grad=True)
     for name, a, c in zip(("y", "dx", "dweight", "dbias"), results[1], results[0], strict=True):
         _same_as(device, dtype, name, a, c, bitwise=False)  # other sums, other statistics: not bitwise
+
+
+def test_joint_pieces_rule(monkeypatch):
+    """Two pieces of one width are reduced jointly up to NORM_JOINT_PIECES_MAX columns a piece, and the launchers
+    pass the rule's answer to the kernels."""
+    assert C.norm_joint_pieces(C.NormConfig(4, 128, False, 1, block_n2=128))
+    assert C.norm_joint_pieces(C.NormConfig(1, 1024, False, 2, block_n2=1024))
+    assert not C.norm_joint_pieces(C.NormConfig(1, 8192, False, 8, block_n2=8192))  # measured: lost, session 52
+    assert not C.norm_joint_pieces(C.NormConfig(2, 512, False, 1, block_n2=256))  # unequal pieces
+    assert not C.norm_joint_pieces(C.NormConfig(2, 512, False, 1))  # one piece
+    seen = []
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, *rest, **kw: seen.append(meta["JOINT_PIECES"]))
+    monkeypatch.setattr(K, "_bwd", lambda grid, args, meta, *rest, **kw: seen.append(meta["JOINT_PIECES"]))
+    x = torch.randn(2, 256, dtype=torch.bfloat16)
+    for bn in (128, 256):
+        cfg = C.NormConfig(1, bn, False, 1, block_n2=256 - bn)
+        K.norm_fwd(x, None, None, None, 1e-5, 0.0, True, None, True, config=cfg)
+        K.norm_bwd(x, x, None, False, None, torch.ones(2), None, x.dtype, None, 1e-5, 0.0, True,
+                   config=cfg._replace(programs=1))
+    assert seen == [True, True, False, False]
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

@@ -3,7 +3,8 @@
 #   ab/new: this checkout's src (NormConfig.one_round and .maxnreg); ab/pre: src at c60569a, before 601f881 (rows of
 #   two equal pieces reduce each row sum once), to see whether that change cost LN forward 16384 its 2 points.
 # Both get the knobs of an A/B tree: NT / NTX (a dict's repr, merged into NORM_TUNED / NORM_TUNED_EXACT) and PAIR=1
-# (LayerNorm's backward takes its paired row sums on every whole-row tile: norm_bwd_pair_sums).
+# (LayerNorm's backward takes its paired row sums on every whole-row tile: norm_bwd_pair_sums); ab/new also JP (for
+# NORM_JOINT_PIECES_MAX, from call 2 on).
 set -euo pipefail
 rm -rf ab/new ab/pre && mkdir -p ab/new ab/pre
 cp -r src ab/new/
@@ -18,6 +19,8 @@ s = s.replace("\nclass RowRange(NamedTuple):", "\nimport os\nNORM_TUNED.update(e
 old = "    return not cfg.chunked and (cfg.block_n <= 4096 or cfg.block_n2 > 0)"
 assert old in s
 s = s.replace(old, "    import os\n    return not cfg.chunked and (os.environ.get('PAIR') == '1' or cfg.block_n <= 4096 or cfg.block_n2 > 0)")
+if "NORM_JOINT_PIECES_MAX = 1024" in s:
+    s = s.replace("NORM_JOINT_PIECES_MAX = 1024", "import os\nNORM_JOINT_PIECES_MAX = int(os.environ.get('JP', '1024'))")
 open(p, "w").write(s)
 PY
 done

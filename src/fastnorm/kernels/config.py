@@ -761,6 +761,21 @@ def norm_fit_prefetch(cfg: NormConfig, column_bytes: int) -> NormConfig:
     return cfg if stages == cfg.num_stages else cfg._replace(num_stages=stages)
 
 
+#: Rows held as two pieces of one width of at most this many columns sum each row statistic in one reduction of the
+#: pieces' element-wise sums (``norm_joint_pieces``).
+NORM_JOINT_PIECES_MAX = 1024
+
+
+def norm_joint_pieces(cfg: NormConfig) -> bool:
+    """Whether rows held as two pieces of one width form each row sum in one reduction of the pieces' element-wise
+    sums rather than one a piece: on pieces of at most NORM_JOINT_PIECES_MAX columns. Short rows so put half as many
+    lanes on a row (bf16 256 as 128 + 128: 16 lanes of 16 elements, one row a thread, where one piece of 256 puts 32
+    lanes of 8, two rows a thread): H200, session 50, one piece -> two joint ones, LN forward 256 61.7 -> 62.7, RMS
+    forward 256 64.9 -> 66.3, LN backward 128 34.9 -> 37.0% of copy. Wide pieces, spread over all the warps either
+    way, lost: LN forward 16384 as 8192 + 8192, a reduction a piece -> joint, 94.4 -> 92.0 (session 52)."""
+    return cfg.block_n2 == cfg.block_n and cfg.block_n <= NORM_JOINT_PIECES_MAX
+
+
 def norm_bwd_pair_sums(cfg: NormConfig) -> bool:
     """Whether the LayerNorm backward forms its two row sums (Σg·x̂, Σg) in one reduction (one exchange across
     warps) rather than two: on whole rows of at most 4096-wide tiles, and on rows held as two pieces. H200, session

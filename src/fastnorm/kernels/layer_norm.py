@@ -60,6 +60,7 @@ from .config import (
     norm_fit_prefetch,
     norm_fwd_config,
     norm_fwd_holds_params,
+    norm_joint_pieces,
     norm_partial_sum_config,
     norm_split_fits,
     norm_widens,
@@ -159,9 +160,9 @@ def _add_pairs(a1, a2, b1, b2):
 
 
 @triton.jit
-def _row_total(a, a2, TWO: tl.constexpr, EQUAL_PIECES: tl.constexpr):
+def _row_total(a, a2, TWO: tl.constexpr, JOINT_PIECES: tl.constexpr):
     """Σ over the rows of a tile held as one piece ``a`` or two (``a``, ``a2``; None for one)."""
-    if EQUAL_PIECES:  # two pieces of one width (and layout): one reduction
+    if JOINT_PIECES:  # two pieces of one width (and layout) in one reduction: config.norm_joint_pieces
         t = tl.sum(a + a2, axis=1)
     else:
         t = tl.sum(a, axis=1)
@@ -171,9 +172,9 @@ def _row_total(a, a2, TWO: tl.constexpr, EQUAL_PIECES: tl.constexpr):
 
 
 @triton.jit
-def _row_pair_total(a, b, a2, b2, TWO: tl.constexpr, EQUAL_PIECES: tl.constexpr):
+def _row_pair_total(a, b, a2, b2, TWO: tl.constexpr, JOINT_PIECES: tl.constexpr):
     """(Σa, Σb) over the rows of a tile (:func:`_row_total`) in one pair reduction: one exchange across warps."""
-    if EQUAL_PIECES:
+    if JOINT_PIECES:
         ta, tb = tl.reduce((a + a2, b + b2), 1, _add_pairs)
     else:
         ta, tb = tl.reduce((a, b), 1, _add_pairs)
@@ -185,10 +186,10 @@ def _row_pair_total(a, b, a2, b2, TWO: tl.constexpr, EQUAL_PIECES: tl.constexpr)
 
 
 @triton.jit
-def _row_sq(xc, xc2, TWO: tl.constexpr, EQUAL_PIECES: tl.constexpr):
+def _row_sq(xc, xc2, TWO: tl.constexpr, JOINT_PIECES: tl.constexpr):
     """Σ xc² (each square rounded on its own) over the rows of a tile of one piece or two (:func:`_row_total`); a
     second piece's squares formed after the first piece's sum, as the kernels were measured."""
-    if EQUAL_PIECES:
+    if JOINT_PIECES:
         sq = tl.sum(rounded_prod(xc, xc) + rounded_prod(xc2, xc2), axis=1)
     else:
         sq = tl.sum(rounded_prod(xc, xc), axis=1)
@@ -208,13 +209,13 @@ def _centered(d, mean, mask, MASKED: tl.constexpr):
 
 @triton.jit
 def _centered_sq(d, d2, mean, mask, mask2, PAD: tl.constexpr, EVEN_N: tl.constexpr, TWO: tl.constexpr,
-                 EQUAL_PIECES: tl.constexpr):
+                 JOINT_PIECES: tl.constexpr):
     """Σ(d - μ)² over the rows of a tile of one piece or two (``d2``; None for one), padding left out."""
     xc2 = None
     if TWO:
         xc2 = _centered(d2, mean, mask2, not EVEN_N)
     xc = _centered(d, mean, mask, PAD)
-    return _row_sq(xc, xc2, TWO, EQUAL_PIECES)
+    return _row_sq(xc, xc2, TWO, JOINT_PIECES)
 
 
 @triton.jit
@@ -223,7 +224,7 @@ def _fwd_tile(
     w, b, IS_RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RES: tl.constexpr,
     STORE_STATS: tl.constexpr, IS_F64: tl.constexpr, HOIST: tl.constexpr, EVEN_N: tl.constexpr,
     ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
-    HOLD_LOADED: tl.constexpr, zero, WIDEN: tl.constexpr, ONE_ROUND: tl.constexpr,
+    HOLD_LOADED: tl.constexpr, zero, WIDEN: tl.constexpr, ONE_ROUND: tl.constexpr, JOINT_PIECES: tl.constexpr,
 ):
     """One tile of BLOCK_M whole rows in registers: statistics, y, and the saved mean/rstd. With BLOCK_N2 > 0 a
     row is held as two pieces, columns [0, BLOCK_N) (all < N) and BLOCK_N + [0, BLOCK_N2), instead of one tile
@@ -231,7 +232,6 @@ def _fwd_tile(
     x held as loaded across the reductions and formed again after each (:func:`_unmerged`), not in fp32. ONE_ROUND
     (LayerNorm): the row statistics in one reduction where that loses nothing (``NormConfig.one_round``)."""
     TWO: tl.constexpr = BLOCK_N2 > 0
-    EQUAL_PIECES: tl.constexpr = BLOCK_N2 == BLOCK_N  # two pieces of one width: each row sum in one reduction
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < (BLOCK_N if TWO else N)
     rows = blk * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -251,7 +251,7 @@ def _fwd_tile(
     PAD: tl.constexpr = not EVEN_N and not TWO  # the one tile has padding columns (kept out of the sums)
     if IS_RMS:
         xc = s
-        if EQUAL_PIECES:
+        if JOINT_PIECES:
             xc2 = s2
             sq = tl.sum(rounded_prod(s, s) + rounded_prod(s2, s2), axis=1)
         else:
@@ -276,7 +276,7 @@ def _fwd_tile(
             dsq2 = None
             if TWO:
                 dsq2 = rounded_prod(d2, d2)
-            total, sq = _row_pair_total(d, rounded_prod(d, d), d2, dsq2, TWO, EQUAL_PIECES)
+            total, sq = _row_pair_total(d, rounded_prod(d, d), d2, dsq2, TWO, JOINT_PIECES)
             mean = total / N
             var = tl.maximum(sq / N - mean * mean, 0.0)
             # A second round, Σ(d - μ)², for the tile's rows where one's shift lies far from its mean
@@ -290,13 +290,13 @@ def _fwd_tile(
                 else:
                     dd = d
                     dd2 = d2
-                var = _centered_sq(dd, dd2, mean, mask, mask2, PAD, EVEN_N, TWO, EQUAL_PIECES) / N
+                var = _centered_sq(dd, dd2, mean, mask, mask2, PAD, EVEN_N, TWO, JOINT_PIECES) / N
             if not HOLD_LOADED:
                 xc = d - mean[:, None]
                 if TWO:
                     xc2 = d2 - mean[:, None]
         else:
-            mean = _row_total(d, d2, TWO, EQUAL_PIECES) / N
+            mean = _row_total(d, d2, TWO, JOINT_PIECES) / N
             if HOLD_LOADED:
                 d = _unmerged(x_l, zero).to(ACC) - k[:, None]
                 if TWO:
@@ -305,7 +305,7 @@ def _fwd_tile(
             xc2 = None
             if TWO:
                 xc2 = _centered(d2, mean, mask2, not EVEN_N)
-            var = _row_sq(xc, xc2, TWO, EQUAL_PIECES) / N
+            var = _row_sq(xc, xc2, TWO, JOINT_PIECES) / N
     rstd = _rsqrt(var + eps, IS_F64)
     if HOLD_LOADED:
         xc = _unmerged(x_l, zero, 1).to(ACC)
@@ -351,6 +351,7 @@ def _norm_fwd_kernel(
     BLOCK_N2: tl.constexpr, NUM_STAGES: tl.constexpr, UNROLL: tl.constexpr, KEEP_POLICY: tl.constexpr,
     RELEASE_POLICY: tl.constexpr, HOLD_LOADED: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr,
     X_CACHE: tl.constexpr, X_KEEP_POLICY: tl.constexpr, P_CACHE: tl.constexpr, ONE_ROUND: tl.constexpr,
+    JOINT_PIECES: tl.constexpr,
 ):
     """The forward of BLOCK_M-row tiles (:func:`_fwd_tile`) or of chunked rows. N and the row strides arrive divided
     by ROW_ALIGN (:func:`_row_align`)."""
@@ -381,11 +382,11 @@ def _norm_fwd_kernel(
             for blk in tl.range(pid, num_blocks, num_programs, num_stages=NUM_STAGES):
                 _fwd_tile(blk, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                           eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN, ONE_ROUND)
+                          EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN, ONE_ROUND, JOINT_PIECES)
         else:
             _fwd_tile(pid, X, RES, W, B, Y, RES_OUT, MEAN, RSTD, M, N, stride_x, stride_res, stride_y, stride_ro,
                       eps, weight_offset, w, b, IS_RMS, HAS_W, HAS_B, HAS_RES, STORE_STATS, IS_F64, HOIST,
-                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN, ONE_ROUND)
+                      EVEN_N, ACC, BLOCK_M, BLOCK_N, BLOCK_N2, HOLD_LOADED, zero, WIDEN, ONE_ROUND, JOINT_PIECES)
     else:
         # Where the chunks tile N exactly, LayerNorm's loops drop the column compare (H200, session 17: bf16 LN 32768
         # 77.7 -> 82.1% of copy, 65536 63.4 -> 66.9). RMSNorm's keep it: its measured entries lost 4-9 points without
@@ -543,11 +544,9 @@ def _row_sums(g, xhat, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
 
 
 @triton.jit
-def _equal_pieces_row_sums(g, xhat, g2, xhat2, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
-    """:func:`_row_sums` of rows held as two pieces of one width (and layout): one reduction of the pieces'
-    element-wise sums. Short rows take this form to put half as many lanes on a row (bf16 256 as 128 + 128: 16 lanes
-    of 16 elements, one row a thread, where one piece of 256 puts 32 lanes of 8 on a row, two rows a thread): half
-    the shuffle levels a row and half the rows a thread."""
+def _joint_pieces_row_sums(g, xhat, g2, xhat2, IS_RMS: tl.constexpr, PAIR_SUMS: tl.constexpr):
+    """:func:`_row_sums` of rows held as two pieces of one width (and layout) in one reduction of the pieces'
+    element-wise sums (``config.norm_joint_pieces``)."""
     return _sums_of(rounded_prod(g, xhat) + rounded_prod(g2, xhat2), g + g2, IS_RMS, PAIR_SUMS)
 
 
@@ -769,7 +768,7 @@ def _norm_bwd_kernel(
     DEGENERATE: tl.constexpr, PAIR_SUMS: tl.constexpr, EVEN_N: tl.constexpr, K_PAIR: tl.constexpr,
     HOLD_LOADED: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
     NUM_STAGES: tl.constexpr, ROW_ALIGN: tl.constexpr, WIDEN: tl.constexpr, WIDE_ROWS: tl.constexpr,
-    SUMS_VIA_SCRATCH: tl.constexpr,
+    SUMS_VIA_SCRATCH: tl.constexpr, JOINT_PIECES: tl.constexpr,
 ):
     """The backward of whole rows (a persistent loop over row tiles) or of chunked rows. N and the row strides arrive
     divided by ROW_ALIGN (:func:`_row_align`). Whole rows form their element offsets in 32 bits unless WIDE_ROWS
@@ -778,7 +777,6 @@ def _norm_bwd_kernel(
         N, stride_dy, stride_x, stride_dro, stride_dx, stride_dres, ROW_ALIGN)
     ACC: tl.constexpr = tl.float64 if IS_F64 else tl.float32
     TWO: tl.constexpr = BLOCK_N2 > 0  # whole rows as two pieces, as in the forward (_fwd_tile)
-    EQUAL_PIECES: tl.constexpr = BLOCK_N2 == BLOCK_N  # two pieces of one width: their row sums in one reduction
     eps = tl.cast(eps, ACC)
     weight_offset = tl.cast(weight_offset, ACC)
     pid = tl.program_id(0)
@@ -829,7 +827,7 @@ def _norm_bwd_kernel(
                 dw_acc += dy * xhat
             if HAS_B:
                 db_acc += dy
-            if not EQUAL_PIECES:  # else reduced with the second piece
+            if not JOINT_PIECES:  # else reduced with the second piece
                 c1, c2 = _row_sums(g, xhat, IS_RMS, PAIR_SUMS)
             if TWO:
                 mask2, dy2, xhat2, g2, x_l2, dy_l2, w_l2 = _bwd_piece(
@@ -839,8 +837,8 @@ def _norm_bwd_kernel(
                     dw_acc2 += dy2 * xhat2
                 if HAS_B:
                     db_acc2 += dy2
-                if EQUAL_PIECES:
-                    c1, c2 = _equal_pieces_row_sums(g, xhat, g2, xhat2, IS_RMS, PAIR_SUMS)
+                if JOINT_PIECES:
+                    c1, c2 = _joint_pieces_row_sums(g, xhat, g2, xhat2, IS_RMS, PAIR_SUMS)
                 else:
                     p1, p2 = _row_sums(g2, xhat2, IS_RMS, PAIR_SUMS)
                     c1 += p1
@@ -1434,7 +1432,7 @@ def norm_fwd(
         "RELEASE_POLICY": "evict_first" if evict and not l2_only else "",  # x in pass 2
         "X_CACHE": ".cg" if l2_only else "",  # x's loads in both passes (ptxas takes no L1 hint with it)
         "P_CACHE": ".cg" if cfg.params_l2_only else "",  # the weight's and bias's loads in pass 2
-        "ONE_ROUND": cfg.one_round and not is_rms,
+        "ONE_ROUND": cfg.one_round and not is_rms, "JOINT_PIECES": norm_joint_pieces(cfg),
     }, cfg.num_warps, cfg.num_stages, traceable, maxnreg=cfg.maxnreg or None)
     return y, res_out, mean, rstd
 
@@ -1547,7 +1545,7 @@ def norm_bwd(
             "HOLD_LOADED": cfg.hold_loaded,
             "BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_N2": cfg.block_n2, "NUM_STAGES": cfg.num_stages,
             "WIDE_ROWS": cfg.chunked or _wide_rows(m, cfg.block_m, sizes[1:], cfg.block_n + cfg.block_n2),
-            "SUMS_VIA_SCRATCH": via_scratch,
+            "SUMS_VIA_SCRATCH": via_scratch, "JOINT_PIECES": norm_joint_pieces(cfg),
         }, cfg.num_warps, cfg.num_stages, traceable)
     dw = db = None
     if has_w or has_bias:
