@@ -1611,13 +1611,13 @@ def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     entries: LayerNorm's backward at 256 (fp16) and 512 (persistent tiles, the next ones prefetched); the 24576 key's
     rows — RMSNorm's held 16384 + 8192 columns at its first even row (two columns into the second piece), LayerNorm's
     vector rows' chunks there and at 18432 (on the H200; the H100's own entry holds them as 16384 + 8192), both held
-    past that at 20000, 21000 (fp16) and 24576; the scalar rows' chunks and split rows
-    at its first row (odd: 16385) and below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and
-    LN's 16384 key's two pieces of 8192 (14336); the 32768 key's whole rows (26000) and its exact entry's chunks
-    (32768); the 49152 key's rows: RMSNorm's held 32768 + 16384 (NORM_FWD_VECTOR_ROWS, on the H200; fp16 at
-    41000), LayerNorm's chunks (41000, 45000) and exact persistent grid (49152); the 65536 key's rows (57344:
-    RMSNorm's held 32768 + 32768, LayerNorm's held whole row); the exact 65536 entry's persistent grid (512 rows on
-    the SMs' programs, the weight and bias L2-only)."""
+    past that at 20000, 21000 (fp16) and 24576; the scalar rows' chunks and split rows at its first row (odd: 16385) and
+    below (3073, 12289); the 12288 keys' least second piece (8704: 8192 + 2048) and LN's 16384 key's two pieces of 8192
+    (14336); the 32768 key's rows (26000, 32768: LayerNorm's 16384 + 16384 held, its statistics in one round, at most 64
+    registers; RMSNorm's chunks); the 49152 key's rows: RMSNorm's held 32768 + 16384 (NORM_FWD_VECTOR_ROWS, on the H200;
+    fp16 at 41000), LayerNorm's chunks (41000, 45000) and exact persistent grid (49152); the 65536 key's rows (57344:
+    RMSNorm's held 32768 + 32768, LayerNorm's held whole row); the exact 65536 entry's persistent grid (512 rows on the
+    SMs' programs, the weight and bias L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
     w = _rand((n,), dt, "cuda", n + 1, offset=1.0)
@@ -1698,14 +1698,14 @@ def test_held_two_piece_entries_fix_their_second_piece(monkeypatch):
     tables = [("H200", C.NORM_TUNED)] + [(part, t[2]) for part, t in C.NORM_TUNED_BY_DEVICE.items() if 2 in t]
     held = [(part, key, e) for part, t in tables for key, e in t.items()
             if isinstance(e[-1], dict) and e[-1].get("hold_loaded") and not e[2] and e[1] < key[2]]
-    assert len(held) == 4  # LN's and RMS's 24576 and RMS's 65536 forward entries, the H100's LN 24576 one
+    assert len(held) == 5  # LN's and RMS's 24576, LN's 32768 and RMS's 65536 forward entries, the H100's LN 24576 one
     for part, (kind, is_rms, key), entry in held:
         monkeypatch.setattr(C, "device_name", lambda index, part=part: f"NVIDIA {part}")
         piece = entry[-1].get("block_n2") or entry[-1].get("least_n2")
         assert piece >= 2 * 32 * entry[3], (kind, is_rms, key)
         before = dict(entry[-1])
         first = next(n for n in (entry[1] + 1, key * 3 // 4 + 1) if C.norm_tuned_key(n) == key)
-        assert first in (16385, 49153), key  # the key's rows: 16385-24576, 49153-65536
+        assert first in (16385, 24577, 49153), key  # the key's rows: 16385-24576, 24577-32768, 49153-65536
         for n in (first, first + 1, key):
             for scalar in (False, True):
                 pick = C.norm_fwd_config if kind == "fwd" else C.norm_bwd_config

@@ -4,7 +4,7 @@
 #   two equal pieces reduce each row sum once), to see whether that change cost LN forward 16384 its 2 points.
 # Both get the knobs of an A/B tree: NT / NTX (a dict's repr, merged into NORM_TUNED / NORM_TUNED_EXACT) and PAIR=1
 # (LayerNorm's backward takes its paired row sums on every whole-row tile: norm_bwd_pair_sums); ab/new also JP (for
-# NORM_JOINT_PIECES_MAX, from call 2 on).
+# NORM_JOINT_PIECES_MAX, from call 2 on) and JH=0 (norm_joint_pieces without its held-rows clause, call 3).
 set -euo pipefail
 rm -rf ab/new ab/pre && mkdir -p ab/new ab/pre
 cp -r src ab/new/
@@ -21,6 +21,7 @@ assert old in s
 s = s.replace(old, "    import os\n    return not cfg.chunked and (os.environ.get('PAIR') == '1' or cfg.block_n <= 4096 or cfg.block_n2 > 0)")
 if "NORM_JOINT_PIECES_MAX = 1024" in s:
     s = s.replace("NORM_JOINT_PIECES_MAX = 1024", "import os\nNORM_JOINT_PIECES_MAX = int(os.environ.get('JP', '1024'))")
+s = s.replace("or cfg.hold_loaded)", "or (cfg.hold_loaded and os.environ.get('JH', '1') == '1'))")
 open(p, "w").write(s)
 PY
 done

@@ -193,10 +193,13 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                     warps, + 2048): 8448 64.5 -> 92.7, 8704 54.7 -> 93.9, 9216 75.0 -> 95.8, 10240 77.4 -> 97.0
     ("fwd", False, 16384): (1, 8192, False, 8, 1, 0),  # 8192 + 8192. H200 (session 41, the whole row -> this):
     #                     12544 72.4 -> 82.8, 14336 78.2 -> 89.1, 16128 83.8 -> 92.7, 16384 93.6 -> 93.6 (the whole
-    #                     row, 16 warps, held or not: 66-82)
+    #                     row, 16 warps, held or not: 66-82). Session 52 (the suites' harness, GPU time): the pieces'
+    #                     row sums reduced jointly (601f881) 92.0 / 92.0, apart 94.4 / 94.3; one_round, joint 94.0 /
+    #                     93.9, apart 77.5 / 77.5
     ("bwd", False, 16384): (1, 8192, False, 16, 3, 1, True),  # 8192 + 8192; 16384 itself: NORM_TUNED_EXACT. H200
     #                     (session 41, the held whole row -> this): 12544 40.3 -> 60.3, 14336 44.0 -> 63.0, 16128 47.2
-    #                     -> 65.0 (holding the loads: 54.6-61.2; split rows of 512-4096 columns: 40-45)
+    #                     -> 65.0 (holding the loads: 54.6-61.2; split rows of 512-4096 columns: 40-45). Session 52,
+    #                     14336 with the pieces' row sums reduced jointly: 63.4 / 64.2 -> 59.9 / 59.9
     ("fwd", False, 24576): (1, 16384, False, 16, 1, 0, {"hold_loaded": True, "least_n2": 4096}),  # x held as
     #                      loaded. H200 (session 38): 17000 63.2, 20000 73.8, 22000 79.9, 24576 89.0% (before, by the
     #                      fallback, 32768's chunks: 53.5, 59.5, 59.5, 62.6; 2048 × w8 chunks, u8: 73.1, 74.1, 66.6,
@@ -207,10 +210,19 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                      53.0; the chunks, 2048 × w8, u8, won at 16896-18432 by 8-12 and at 20480 by 8, tied at
     #                      19000-19456 and 21504, lost at 20000 by 4, 22528 by 2, 24576 by 14: NORM_FWD_VECTOR_ROWS
     #                      takes them to 18432). Past 18432 next_pow2(N - 16384) is 4096 or 8192 anyway: the least
-    #                      is the floor that keeps the held piece at 8 elements a thread on any row that reaches it
-    ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # rows of 24577-32767; 32768 itself: NORM_TUNED_EXACT. H200
-    #                     (session 38, the chunks of 4096 × w16, u8 -> this): 26000 59.7 -> 66.7, 28000 61.9 -> 69.3,
-    #                     30000 60.6 -> 71.8 (fewer than 8 chunks: the unrolled loop's body never runs)
+    #                      is the floor that keeps the held piece at 8 elements a thread on any row that reaches it.
+    #                      Session 52, 24576: one_round (71 registers, one program an SM) 87.8 / 87.4 -> 56.7 / 56.6;
+    #                      capped at 64 registers, 85.2 / 85.7 -> 80.3 / 80.3
+    ("fwd", False, 32768): (1, 16384, False, 16, 1, 0, {"block_n2": 16384, "hold_loaded": True, "one_round": True,
+                                                       "maxnreg": 64}),  # 16384 + 16384 held as loaded, the
+    #                     statistics in one round, at most 64 registers: two programs an SM (82 registers without the
+    #                     cap and one round, 89 with it: one). H200 (session 52, the suites' harness, GPU time, two
+    #                     rounds a call): 32768 86.5 / 86.9 -> 93.8 / 93.8 (the chunks of 4096 × w16, u8,
+    #                     NORM_TUNED_EXACT before), 28000 70.2 / 70.3 -> 80.5 / 81.5 (pieces reduced apart; the whole
+    #                     row w32 before).
+    #                     Call 1: held 70.0, held capped 90.3 / 90.8, held one round 78.1, both 93.5 / 93.6.
+    #                     Session 38, the chunks -> the whole row: 26000 59.7 -> 66.7, 28000 61.9 -> 69.3, 30000 60.6
+    #                     -> 71.8
     ("bwd", False, 32768): (4, 2048, True, 8, 3, 2),  # 41.1% of copy
     ("fwd", False, 49152): (1, 4096, True, 16, 1, 0, {**LOOPED_U8, "x_l2_only": True}),  # H200 (session 37): 36000
     #                      72.9 -> 75.2, 40000 64.3 -> 72.7, 45000 62.1 -> 69.0, 49152 63.3 -> 70.8 with x L2-only;
@@ -367,7 +379,6 @@ NORM_TUNED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
     # The whole row held as loaded: 90.4% H100 (session 18; not holding the loads: 82.8, 64 B spilled); H200 75.9
     # (session 41; 8192 + 8192, the key's other rows' entry: 65.2)
     ("bwd", False, 16384): (1, 16384, False, 16, 3, 1, True, {"hold_loaded": True}),
-    ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 77.8 -> 84.9 (the key's entry before session 38)
     # One 32-warp program an SM over 8 chunks of 8192, the weight and bias L2-only: L1 keeps the 128 KB row of x
     # that the second pass re-reads (without: 77.2; two programs an SM, 4096 × w16: 67.3)
     ("fwd", False, 65536): (1, 8192, True, 32, 1, 1, {**LOOPED_U8, "params_l2_only": True}),  # 73.4 -> 83.6
@@ -768,19 +779,21 @@ NORM_JOINT_PIECES_MAX = 1024
 
 def norm_joint_pieces(cfg: NormConfig) -> bool:
     """Whether rows held as two pieces of one width form each row sum in one reduction of the pieces' element-wise
-    sums rather than one a piece: on pieces of at most NORM_JOINT_PIECES_MAX columns. Short rows so put half as many
-    lanes on a row (bf16 256 as 128 + 128: 16 lanes of 16 elements, one row a thread, where one piece of 256 puts 32
-    lanes of 8, two rows a thread): H200, session 50, one piece -> two joint ones, LN forward 256 61.7 -> 62.7, RMS
-    forward 256 64.9 -> 66.3, LN backward 128 34.9 -> 37.0% of copy. Wide pieces, spread over all the warps either
-    way, lost: LN forward 16384 as 8192 + 8192, a reduction a piece -> joint, 94.4 -> 92.0 (session 52)."""
-    return cfg.block_n2 == cfg.block_n and cfg.block_n <= NORM_JOINT_PIECES_MAX
+    sums rather than one a piece: on pieces of at most NORM_JOINT_PIECES_MAX columns, and on rows held as loaded.
+    Short rows so put half as many lanes on a row (bf16 256 as 128 + 128: 16 lanes of 16 elements, one row a thread,
+    where one piece of 256 puts 32 lanes of 8, two rows a thread): H200, session 50, one piece -> two joint ones, LN
+    forward 256 61.7 -> 62.7, RMS forward 256 64.9 -> 66.3, LN backward 128 34.9 -> 37.0% of copy. Wide pieces, a
+    reduction a piece -> joint (session 52): LN forward 16384 as 8192 + 8192 94.4 -> 92.0, LN backward 14336 63.8 ->
+    59.9; but held as loaded, LN forward 32768 as 16384 + 16384 capped at 64 registers 86.3 -> 90.5, with one_round
+    87.5 -> 93.8."""
+    return cfg.block_n2 == cfg.block_n and (cfg.block_n <= NORM_JOINT_PIECES_MAX or cfg.hold_loaded)
 
 
 def norm_bwd_pair_sums(cfg: NormConfig) -> bool:
     """Whether the LayerNorm backward forms its two row sums (Σg·x̂, Σg) in one reduction (one exchange across
     warps) rather than two: on whole rows of at most 4096-wide tiles, and on rows held as two pieces. H200, session
     9 (NOTES.md): +3 to +4 points at N = 768–4096 and 12288; at one 8192- or 16384-wide tile it spilled more (16384:
-    63.5 -> 55.3%)."""
+    63.5 -> 55.3%); session 52, the held 16384 row: 78.0 -> 75.5 (both 128 registers, 8 bytes spilled)."""
     return not cfg.chunked and (cfg.block_n <= 4096 or cfg.block_n2 > 0)
 
 
