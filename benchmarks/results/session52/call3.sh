@@ -18,3 +18,7 @@ for r in 1 2; do
 done
 python ab/harness_table.py $OUT/runs | tee $OUT/table.md
 tar czf $OUT/runs.tgz -C $OUT runs && rm -rf $OUT/runs
+# The new forms on the GPU: the tests of one_round, maxnreg and joint pieces, and the full-size rows they serve.
+(PYTHONPATH=src timeout 200 python -m pytest -q -p no:cacheprovider tests/test_layer_norm.py \
+   -k "one_round or register_cap or joint_pieces or equal_pieces or (large_gpu and (26000 or 32768 or 57344))" 2>&1 \
+   | tail -4) || echo "TESTS FAILED"
