@@ -278,7 +278,7 @@ def _fwd_tile(
                 dsq2 = rounded_prod(d2, d2)
             total, sq = _row_pair_total(d, rounded_prod(d, d), d2, dsq2, TWO, JOINT_PIECES)
             mean = total / N
-            var = tl.maximum(sq / N - mean * mean, 0.0)
+            var = tl.maximum(sq / N - mean * mean, 0.0, propagate_nan=tl.PropagateNan.ALL)  # a NaN row stays NaN
             # A second round, Σ(d - μ)², for the tile's rows where one's shift lies far from its mean
             # (μ² > CANCEL · var): there E[d²] - E[d]² cancels past the rounding a two-round variance keeps.
             if tl.max((mean * mean > _ONE_ROUND_CANCEL * var).to(tl.int32), axis=0) > 0:
