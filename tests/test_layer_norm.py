@@ -1616,7 +1616,7 @@ def test_eager_matches_reference_large_gpu(is_rms, n, dt):
     (14336); the 32768 key's rows (26000, 32768: LayerNorm's 16384 + 16384 held, its statistics in one round, at most 64
     registers; RMSNorm's chunks); the 49152 key's rows: RMSNorm's held 32768 + 16384 (NORM_FWD_VECTOR_ROWS, on the H200;
     fp16 at 41000), LayerNorm's chunks (41000, 45000) and exact persistent grid (49152); the 65536 key's rows (57344:
-    RMSNorm's held 32768 + 32768, LayerNorm's held whole row); the exact 65536 entry's persistent grid (512 rows on the
+    both held as 32768 + 32768, LayerNorm's in one round); the exact 65536 entry's persistent grid (512 rows on the
     SMs' programs, the weight and bias L2-only)."""
     m = 8192 if n <= 4096 else 512
     x = _rand((m, n), dt, "cuda", n, offset=0.3)
@@ -1698,7 +1698,7 @@ def test_held_two_piece_entries_fix_their_second_piece(monkeypatch):
     tables = [("H200", C.NORM_TUNED)] + [(part, t[2]) for part, t in C.NORM_TUNED_BY_DEVICE.items() if 2 in t]
     held = [(part, key, e) for part, t in tables for key, e in t.items()
             if isinstance(e[-1], dict) and e[-1].get("hold_loaded") and not e[2] and e[1] < key[2]]
-    assert len(held) == 5  # LN's and RMS's 24576, LN's 32768 and RMS's 65536 forward entries, the H100's LN 24576 one
+    assert len(held) == 6  # LN's and RMS's 24576, 65536, LN's 32768 forward entries, the H100's LN 24576 one
     for part, (kind, is_rms, key), entry in held:
         monkeypatch.setattr(C, "device_name", lambda index, part=part: f"NVIDIA {part}")
         piece = entry[-1].get("block_n2") or entry[-1].get("least_n2")

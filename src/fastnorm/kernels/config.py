@@ -228,10 +228,15 @@ NORM_TUNED: dict[tuple[str, bool, int], NormEntry] = {
     #                      72.9 -> 75.2, 40000 64.3 -> 72.7, 45000 62.1 -> 69.0, 49152 63.3 -> 70.8 with x L2-only;
     #                      H100 (session 38, without -> with it): 33000 85.7 -> 84.0, 40000 75.9 -> 78.0, 49152 73.3 ->
     #                      71.9
-    ("fwd", False, 65536): (1, 65536, False, 32, 1, 0, {"hold_loaded": True}),  # 89.8% H100 (session 18; whole row
-    #                     not holding x: 47.3; 8192 chunks, 3 stages, 4/SM: 66.0). H200 (session 33, 49152 rows): 74.8;
-    #                     a persistent 8192 × w32, u8 grid reads 79.8 at 65536 but 60.3 / 57.2 at 57344 / 60000 (this
-    #                     entry: 67.2 / 69.2): only 65536 itself takes it (NORM_TUNED_EXACT)
+    ("fwd", False, 65536): (1, 32768, False, 32, 1, 0, {"hold_loaded": True, "block_n2": 32768, "one_round": True}),
+    #                     rows of 49153-65535 as 32768 + 32768 held as loaded, the statistics in one round (62
+    #                     registers, no spills; one program an SM either way); 65536 itself: NORM_TUNED_EXACT. H200
+    #                     (session 52, the suites' harness, GPU time, one round): 57344 67.4 -> 81.5 (the row held
+    #                     whole, the entry before); at 65536, held 81.8, with one_round 85.8 / 85.7 (the exact entry
+    #                     86.4 / 85.9). The whole row held: 89.8% H100 (session 18, its own entry now; not holding x:
+    #                     47.3; 8192 chunks, 3 stages, 4/SM: 66.0); H200 (session 33, 49152 rows): 74.8; a persistent
+    #                     8192 × w32, u8 grid reads 79.8 at 65536 but 60.3 / 57.2 at 57344 / 60000 (the whole row: 67.2
+    #                     / 69.2)
     ("bwd", False, 65536): (4, 4096, True, 16, 3, 1),  # 39.3% of copy
     ("fwd", True, 128): (8, 128, False, 2, 1, 0),  # H200 (session 47, 32 rows × w4 -> this; the suites' harness, GPU
     #                   time, two rounds): 48 / 48 -> 50 / 50% of copy (Liger 52-54), the full suite 47.4 -> 48.0;
