@@ -1,6 +1,6 @@
-"""Summarize the suites' harness runs of a device A/B call: OUT/<suite>_<tree>_<round>/<suite>_<N>.json (one
-``fastnorm.bench`` run a shape, as ``ab_run.sh`` leaves them; tree and round without underscores) -> GPU-time % of
-copy of fastnorm per (suite, direction, N), one column per tree, rounds joined by '/'.
+"""Summarize the suites' harness runs of a device A/B call: OUT/<suite>_<tree>_<round>/*.json (one ``fastnorm.bench``
+run a shape, as ``ab_run.sh`` leaves them; tree and round without underscores; the direction and N are read from the
+records) -> GPU-time % of copy of fastnorm per (suite, direction, N), one column per tree, rounds joined by '/'.
 
     python benchmarks/scripts/harness_table.py OUT
 
