@@ -8,6 +8,8 @@ Forward, per row (accumulating in float32, float64 for float64 input)::
 
     s    = round_res(x + r)                           (with a residual; stored as residual_out)
     LN:  k = s[0];  μ = Σ(s - k)/N;  var = Σ((s - k) - μ)²/N        (two passes on shifted data)
+         one_round entries: var = Σ(s - k)²/N - μ² from one reduction, the two passes again for a tile
+         with a row where μ² > 4·var
     RMS: var = Σ s²/N   (no centring)
     rstd = 1 / sqrt(var + eps);  y = ((s - k) - μ) · rstd · (w + offset) + b
 
@@ -156,6 +158,7 @@ def _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES: tl.constexpr,
 
 @triton.jit
 def _add_pairs(a1, a2, b1, b2):
+    """The combine of a pair reduction: (a1, a2) + (b1, b2) element by element."""
     return a1 + b1, a2 + b2
 
 
