@@ -624,10 +624,33 @@ def test_forward_register_cap(monkeypatch, device):
                    config=C.NormConfig(1, 256, False, 2, programs=1, maxnreg=64))
     seen = []
     monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, stages, traceable, maxnreg=None: seen.append(
-        (traceable, maxnreg)))
+        (traceable, maxnreg, meta["BLOCK_N"], meta["CHUNKED"])))
     K.norm_fwd(x, w, None, None, 1e-5, 0.0, False, None, False, config=cfg)
     K.norm_fwd(x, w, None, None, 1e-5, 0.0, False, None, False, config=cfg._replace(maxnreg=0))
-    assert seen == [(False, 64), (False, None)]
+    assert seen == [(False, 64, 256, False), (False, None, 256, False)]
+
+
+def test_uncapped_launches_keep_their_entries(monkeypatch):
+    """A forward entry that caps the registers serves launches that can take the cap; a traced launch (torch.compile:
+    no ``maxnreg`` through torch's kernel wrapper) takes NORM_FWD_UNCAPPED's entry instead, by exact N, else by key."""
+    monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
+    C.norm_fwd_config.cache_clear()
+    capped = C.norm_fwd_config(32768, 2, 0, False)
+    assert capped.maxnreg == 64 and capped.one_round and capped.hold_loaded
+    assert C.norm_fwd_config(28000, 2, 0, False) == capped
+    assert C.norm_fwd_config(32768, 2, 0, False, capped=False) == C.NormConfig(1, 4096, True, 16, 1, 0, evict=True,
+                                                                               unroll=8)
+    assert C.norm_fwd_config(28000, 2, 0, False, capped=False) == C.NormConfig(1, 32768, False, 32, 1, 0)
+    assert C.norm_fwd_config(16384, 2, 0, False, capped=False) == C.norm_fwd_config(16384, 2, 0, False)  # no cap
+    seen = []
+    monkeypatch.setattr(K, "device_index", lambda t: 0)
+    monkeypatch.setattr(K, "_fwd", lambda grid, args, meta, warps, stages, traceable, maxnreg=None: seen.append(
+        (traceable, maxnreg, meta["BLOCK_N"], meta["CHUNKED"])))
+    x = torch.randn(2, 28000, dtype=torch.bfloat16)
+    for traceable in (False, True):
+        K.norm_fwd(x, None, None, None, 1e-5, 0.0, False, None, True, traceable=traceable)
+    assert seen == [(False, 64, 16384, False), (True, None, 32768, False)]
+    C.norm_fwd_config.cache_clear()
 
 
 @pytest.mark.parametrize("is_rms", [False, True], ids=["ln", "rms"])

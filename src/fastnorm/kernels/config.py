@@ -640,8 +640,12 @@ def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
         return None
     exact_hit = NORM_TUNED_EXACT.get((kind, is_rms, n)) if exact and elem_size == 2 else None
     hit = _device_entry(kind, is_rms, n, elem_size, device) or exact_hit or _tuned_entry(tables[0], (kind, is_rms), n)
-    if hit is None:
-        return None
+    return None if hit is None else _entry_config(hit, n, device, scalar_loads)
+
+
+def _entry_config(hit: NormEntry, n: int, device: int | None, scalar_loads: bool) -> NormConfig:
+    """The config of a measured table's entry ``hit`` for rows of ``n`` (its programs per SM made a grid, its second
+    piece sized for the row)."""
     block_m, block_n, chunked, warps, stages, per_sm, *rest = hit
     extra = dict(rest.pop()) if rest and isinstance(rest[-1], dict) else {}
     piece = extra.pop("block_n2", 0)  # the entry's own second piece
@@ -663,15 +667,28 @@ def _row_range(table: tuple[RowRange, ...], n: int) -> RowRange | None:
     return next((rows for rows in table if rows.low <= n <= rows.high), None)
 
 
+#: Where a forward entry caps the registers (``maxnreg``), the entry of launches that cannot take a cap: traced ones
+#: (torch.compile), whose kernel wrapper passes no ``maxnreg``. Uncapped, such an entry loses (H200, session 52: LN
+#: forward 32768 held as 16384 + 16384 with one_round 78.1 against 93.5 capped), so these rows keep the entries they
+#: had before it: by exact N (16-bit, as NORM_TUNED_EXACT), else by ``norm_tuned_key(N)``.
+NORM_FWD_UNCAPPED_EXACT: dict[tuple[bool, int], NormEntry] = {
+    (False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 86.5 / 86.9 (session 52)
+}
+NORM_FWD_UNCAPPED: dict[tuple[bool, int], NormEntry] = {
+    (False, 32768): (1, 32768, False, 32, 1, 0),  # 26000 67.5, 28000 70.2 / 70.3 (session 52)
+}
+
+
 @functools.cache
 def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: bool = False,
-                    residual: bool = False, scalar_loads: bool = False) -> NormConfig:
+                    residual: bool = False, scalar_loads: bool = False, capped: bool = True) -> NormConfig:
     """Forward tile for rows of ``n`` elements of ``elem_size`` bytes; with a fused ``residual`` a measured entry
     that holds x as loaded (``hold_loaded``, which the residual's sum does not take: its whole row would spill) gives
     way to the rules, and NORM_TUNED_EXACT's (whose gain is L1 keeping x for the re-read, which a residual's second
     pass does not make) to the key's entry. ``scalar_loads``: the rows are read one element a load (an odd N or row
     stride), where NORM_FWD_SCALAR_ROWS serves 16-bit rows without a residual; rows read in vectors without one take
-    NORM_FWD_VECTOR_ROWS' config in its ranges, unless the device has an entry of its own for the key."""
+    NORM_FWD_VECTOR_ROWS' config in its ranges, unless the device has an entry of its own for the key. ``capped``:
+    the launch can cap the registers; where it cannot, an entry that caps them gives way to NORM_FWD_UNCAPPED's."""
     if not scalar_loads and not residual and _device_entry("fwd", is_rms, n, elem_size, device) is None:
         rows = _row_range(NORM_FWD_VECTOR_ROWS.get((elem_size, is_rms), ()), n)
         if rows is not None:
@@ -682,6 +699,10 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
         rows = _row_range(NORM_FWD_SCALAR_ROWS[is_rms], n)
         if rows is not None and not (rows.two_pieces_stay and tuned is not None and tuned.block_n2):
             return rows.config
+    if tuned is not None and tuned.maxnreg and not capped:
+        hit = (NORM_FWD_UNCAPPED_EXACT.get((is_rms, n)) if elem_size == 2 and not residual else None) or \
+            _tuned_entry(NORM_FWD_UNCAPPED, (is_rms,), n)
+        tuned = None if hit is None else _entry_config(hit, n, device, scalar_loads)
     if tuned is not None and not (residual and tuned.hold_loaded):
         return tuned
     acc = 8 if elem_size == 8 else 4

@@ -1388,7 +1388,7 @@ def norm_fwd(
     align = _row_align(*sizes)
     # int(): under torch.compile with dynamic shapes N may be symbolic; the config is chosen for its value.
     cfg = config or norm_fwd_config(int(n), x2d.element_size(), device_index(x2d), is_rms, res2d is not None,
-                                    _scalar_loads(sizes, align))
+                                    _scalar_loads(sizes, align), capped=not traceable)
     if config is not None:
         _check_pieces(config, n, is_f64, backward=False)
     elif _unlike_measured(x2d.element_size(), res2d, weight, bias):
