@@ -576,7 +576,10 @@ def test_one_round_statistics(device, dtype, n, cfg):
     """LayerNorm's forward with the row statistics in one pair reduction (``one_round``: var = E[d²] - E[d]² of the
     shifted row d) against the reference and the two-round kernel: a row whose first element (the shift) lies far
     outside a tight cluster takes the second round, so its rstd is the two-round one; an offset row; a constant row
-    gives y = b exactly; a NaN stays in its row. Refused for chunked rows and the backward."""
+    gives y = b exactly; a NaN stays in its row; in fp32 also with a fused residual, against the reference
+    (``_check_config``). Refused for chunked rows and the backward."""
+    if dtype == torch.float32:
+        _check_config(device, False, 5, n, cfg._replace(one_round=False, programs=1), fwd_cfg=cfg)
     m = 6
     x = _rand((m, n), torch.float64, device, n, scale=2.0, offset=3.0)
     x[1] = _rand((n,), torch.float64, device, n + 6, scale=0.01)
