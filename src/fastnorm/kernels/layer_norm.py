@@ -246,6 +246,7 @@ def _fwd_tile(
     mask = row_mask[:, None] & col_mask[None, :]
     s, x_l = _tile_piece(X, RES, RES_OUT, rx, rr, rro, cols, mask, HAS_RES, HOLD_LOADED, ACC, WIDEN)
     mask2 = None
+    s2 = None
     if TWO:
         cols2 = BLOCK_N + tl.arange(0, BLOCK_N2)
         col_mask2 = cols2 < N
@@ -254,15 +255,8 @@ def _fwd_tile(
     PAD: tl.constexpr = not EVEN_N and not TWO  # the one tile has padding columns (kept out of the sums)
     if IS_RMS:
         xc = s
-        if JOINT_PIECES:
-            xc2 = s2
-            sq = tl.sum(rounded_prod(s, s) + rounded_prod(s2, s2), axis=1)
-        else:
-            sq = tl.sum(rounded_prod(s, s), axis=1)
-            if TWO:
-                xc2 = s2
-                sq += tl.sum(rounded_prod(s2, s2), axis=1)
-        var = sq / N
+        xc2 = s2
+        var = _row_sq(s, s2, TWO, JOINT_PIECES) / N
     else:
         # Shift: the row's first element (of s = x + r when fused), computed exactly as s.
         k = _load_sum(X, RES, RES_OUT, rx, rr, rro, row_mask, HAS_RES, False, ACC, "", False, "")
