@@ -635,7 +635,8 @@ def test_forward_register_cap(monkeypatch, device):
 
 def test_uncapped_launches_keep_their_entries(monkeypatch):
     """A forward entry that caps the registers serves launches that can take the cap; a traced launch (torch.compile:
-    no ``maxnreg`` through torch's kernel wrapper) takes NORM_FWD_UNCAPPED's entry instead, by exact N, else by key."""
+    no ``maxnreg`` through torch's kernel wrapper) takes NORM_TUNED_UNCAPPED's entry instead, by exact N, else by
+    key."""
     monkeypatch.setattr(C, "device_name", lambda index: "NVIDIA H200")
     C.norm_fwd_config.cache_clear()
     capped = C.norm_fwd_config(32768, 2, 0, False)

@@ -5,7 +5,7 @@
 #     exact entry's 81.0 in session 52's call 5). (2) The 65536 key's rows other than 57344 under its new entry
 #     (32768 + 32768 held, one_round) against the entry before (the whole row held). (3) 32768 after 16384 and
 #     24576 in one process: the suite read 89 there, the one-shape runs 93.4-93.8. (4) The traced forward
-#     (torch.compile, NORM_FWD_UNCAPPED) at 28000 and 32768 against the eager one, bf16, (49152, N), µs.
+#     (torch.compile, NORM_TUNED_UNCAPPED) at 28000 and 32768 against the eager one, bf16, (49152, N), µs.
 export PYTHONUNBUFFERED=1
 source ab/ab_run.sh
 OLD65="{('fwd',False,65536):(1,65536,False,32,1,0,{'hold_loaded':True})}"

@@ -634,13 +634,24 @@ def _device_entry(kind: str, is_rms: bool, n: int, elem_size: int, device: int |
 
 
 def _tuned(kind: str, is_rms: bool, n: int, elem_size: int, device: int | None,
-           exact: bool = True, scalar_loads: bool = False) -> NormConfig | None:
+           exact: bool = True, scalar_loads: bool = False, capped: bool = True) -> NormConfig | None:
+    """The measured entry's config for rows of ``n``: the device's own, else an exact N's (16-bit, where ``exact``),
+    else the key's; an entry that caps the registers gives way to NORM_TUNED_UNCAPPED's where the launch cannot
+    take a cap (``capped`` False)."""
     tables = _tables(elem_size)
     if tables is None:
         return None
-    exact_hit = NORM_TUNED_EXACT.get((kind, is_rms, n)) if exact and elem_size == 2 else None
-    hit = _device_entry(kind, is_rms, n, elem_size, device) or exact_hit or _tuned_entry(tables[0], (kind, is_rms), n)
+    prefix, exact = (kind, is_rms), exact and elem_size == 2
+    hit = _device_entry(kind, is_rms, n, elem_size, device) or _table_entry(NORM_TUNED_EXACT, tables[0], prefix, n,
+                                                                            exact)
+    if hit is not None and not capped and isinstance(hit[-1], dict) and hit[-1].get("maxnreg"):
+        hit = _table_entry(NORM_TUNED_UNCAPPED_EXACT, NORM_TUNED_UNCAPPED, prefix, n, exact)
     return None if hit is None else _entry_config(hit, n, device, scalar_loads)
+
+
+def _table_entry(exact_table: dict, table: dict, prefix: tuple, n: int, exact: bool):
+    """``exact_table``'s entry for N = ``n`` itself where ``exact``, else ``table``'s (:func:`_tuned_entry`)."""
+    return (exact_table.get((*prefix, n)) if exact else None) or _tuned_entry(table, prefix, n)
 
 
 def _entry_config(hit: NormEntry, n: int, device: int | None, scalar_loads: bool) -> NormConfig:
@@ -667,15 +678,15 @@ def _row_range(table: tuple[RowRange, ...], n: int) -> RowRange | None:
     return next((rows for rows in table if rows.low <= n <= rows.high), None)
 
 
-#: Where a forward entry caps the registers (``maxnreg``), the entry of launches that cannot take a cap: traced ones
-#: (torch.compile), whose kernel wrapper passes no ``maxnreg``. Uncapped, such an entry loses (H200, session 52: LN
-#: forward 32768 held as 16384 + 16384 with one_round 78.1 against 93.5 capped), so these rows keep the entries they
-#: had before it: by exact N (16-bit, as NORM_TUNED_EXACT), else by ``norm_tuned_key(N)``.
-NORM_FWD_UNCAPPED_EXACT: dict[tuple[bool, int], NormEntry] = {
-    (False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 86.5 / 86.9 (session 52)
+#: Where an entry caps the registers (``maxnreg``: the forward's), the entry of launches that cannot take a cap: traced
+#: ones (torch.compile), whose kernel wrapper passes no ``maxnreg``. Uncapped, such an entry loses (H200, session 52: LN
+#: forward 32768 held as 16384 + 16384 with one_round 78.1 against 93.5 capped), so these rows keep the entries they had
+#: before it: by exact N (16-bit, as NORM_TUNED_EXACT), else by ``norm_tuned_key(N)``.
+NORM_TUNED_UNCAPPED_EXACT: dict[tuple[str, bool, int], NormEntry] = {
+    ("fwd", False, 32768): (1, 4096, True, 16, 1, 0, LOOPED_U8),  # 86.5 / 86.9 (session 52)
 }
-NORM_FWD_UNCAPPED: dict[tuple[bool, int], NormEntry] = {
-    (False, 32768): (1, 32768, False, 32, 1, 0),  # 26000 67.5, 28000 70.2 / 70.3 (session 52)
+NORM_TUNED_UNCAPPED: dict[tuple[str, bool, int], NormEntry] = {
+    ("fwd", False, 32768): (1, 32768, False, 32, 1, 0),  # 26000 67.5, 28000 70.2 / 70.3 (session 52)
 }
 
 
@@ -688,21 +699,17 @@ def norm_fwd_config(n: int, elem_size: int, device: int | None = None, is_rms: b
     pass does not make) to the key's entry. ``scalar_loads``: the rows are read one element a load (an odd N or row
     stride), where NORM_FWD_SCALAR_ROWS serves 16-bit rows without a residual; rows read in vectors without one take
     NORM_FWD_VECTOR_ROWS' config in its ranges, unless the device has an entry of its own for the key. ``capped``:
-    the launch can cap the registers; where it cannot, an entry that caps them gives way to NORM_FWD_UNCAPPED's."""
+    the launch can cap the registers; where it cannot, an entry that caps them gives way to NORM_TUNED_UNCAPPED's."""
     if not scalar_loads and not residual and _device_entry("fwd", is_rms, n, elem_size, device) is None:
         rows = _row_range(NORM_FWD_VECTOR_ROWS.get((elem_size, is_rms), ()), n)
         if rows is not None:
             cfg = rows.config
             return cfg._replace(block_n2=_second_piece(n, cfg.block_n, cfg.block_n2)) if cfg.block_n2 else cfg
-    tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual, scalar_loads=scalar_loads)
+    tuned = _tuned("fwd", is_rms, n, elem_size, device, exact=not residual, scalar_loads=scalar_loads, capped=capped)
     if scalar_loads and elem_size == 2 and not residual:
         rows = _row_range(NORM_FWD_SCALAR_ROWS[is_rms], n)
         if rows is not None and not (rows.two_pieces_stay and tuned is not None and tuned.block_n2):
             return rows.config
-    if tuned is not None and tuned.maxnreg and not capped:
-        hit = (NORM_FWD_UNCAPPED_EXACT.get((is_rms, n)) if elem_size == 2 and not residual else None) or \
-            _tuned_entry(NORM_FWD_UNCAPPED, (is_rms,), n)
-        tuned = None if hit is None else _entry_config(hit, n, device, scalar_loads)
     if tuned is not None and not (residual and tuned.hold_loaded):
         return tuned
     acc = 8 if elem_size == 8 else 4
